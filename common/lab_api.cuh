@@ -1,0 +1,57 @@
+// The contract between the shared runner and one lab's driver.cu.
+//
+// A driver describes its cases (named in lab.json) and, for a case and a seed,
+// builds a Problem: inputs made from the seed, poisoned outputs, and the two
+// variants the runner can launch, the student's candidate (through the
+// launcher in kernel.cu) and the lab's naive baseline. Everything else
+// (timing, checking, the result file) is the runner's job, the same for every lab.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuda_check.cuh"
+#include "device_buffer.cuh"
+#include "output_buffer.cuh"
+#include "random.cuh"
+
+namespace memlabs {
+
+enum class Variant { candidate, baseline };
+
+class Problem {
+ public:
+  virtual ~Problem() = default;
+  // Launches one variant on `stream`. Must be repeatable: the runner launches
+  // each variant many times on the same inputs while timing.
+  virtual void run(Variant variant, cudaStream_t stream) = 0;
+  // The outputs the runner poisons, guards, checks and dumps.
+  virtual std::vector<Output*> outputs() = 0;
+  // The fewest bytes a correct kernel must move through device memory (each
+  // input read once, each output written once): the floor for "% of peak" and
+  // for "faster than memory allows".
+  virtual double bytes_moved() const = 0;
+  // Floating-point operations, when GFLOP/s is the natural unit (0 = not).
+  virtual double flops() const { return 0; }
+  // The expected outputs computed on the CPU in float64 from the same inputs,
+  // one vector per output, in the order of outputs(). Used to validate the
+  // reference in the test suite; only called on small cases.
+  virtual std::vector<std::vector<double>> oracle() const = 0;
+};
+
+struct CaseInfo {
+  std::string name;         // as named in lab.json, e.g. "1000x777"
+  std::string description;  // e.g. "1000 rows x 777 columns of float"
+};
+
+struct LabDefinition {
+  std::vector<CaseInfo> cases;
+  std::unique_ptr<Problem> (*make)(const std::string& case_name, std::uint64_t seed);
+};
+
+// Each driver.cu defines this.
+LabDefinition define_lab();
+
+}  // namespace memlabs

@@ -1,0 +1,70 @@
+// The compiler's own evidence about a student's kernels: ptxas' per-kernel
+// resource report (-Xptxas -v, on stderr) and the PTX nvcc keeps (--keep).
+// Static checks read these instead of timing anything, so they run without a GPU
+// and can say precisely why a step fails ("transpose_kernel has no bar.sync").
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace grader {
+
+struct KernelResources {
+  std::string mangled, name;
+  int registers = 0, stack_frame = 0, spill_stores = 0, spill_loads = 0, shared_bytes = 0,
+      barriers = 0;
+  std::map<int, int> cmem;  // constant bank -> bytes, when ptxas reports it (older toolkits do)
+};
+
+// Keyed by the kernel's plain name (see demangle_kernel_name). Only entry
+// functions count: a device function ptxas reports is not a kernel. Several
+// entries with one plain name (template instantiations, overloads) merge into
+// one, each number the largest of them, so a limit holds for all of them.
+std::map<std::string, KernelResources> parse_ptxas_report(const std::string& text);
+
+struct PtxKernel {
+  std::string mangled, name;
+  // Opcodes with their modifiers, e.g. "ld.shared.f32", "bar.sync",
+  // "tex.2d.v4.f32.f32": the entry's own body, then those of the device
+  // functions it calls that were not inlined, so that a __noinline__ helper
+  // cannot hide a load from a check.
+  std::vector<std::string> instructions;
+  // Module-scope variables it (or a function it calls) names, as in PtxModule.
+  std::vector<std::string> variables;
+  bool uses_extern_shared = false;
+};
+
+struct PtxModule {
+  std::map<std::string, PtxKernel> kernels;     // entries, by plain name (merged like ptxas')
+  std::vector<std::string> global_variables;    // module-scope .global (a __device__ array)
+  std::vector<std::string> const_variables;     // module-scope .const (__constant__)
+  std::vector<std::string> extern_shared;       // .extern .shared declarations
+};
+
+PtxModule parse_ptx(const std::string& text);
+
+// Instruction classes a manifest may name: "ld.shared", "st.shared", "bar.sync",
+// "ld.global.nc", "ld.const", "ld.local", "st.local", "tex", "ld.global",
+// "st.global", "atom", "red", "shfl", and the pseudo-class "extern_shared".
+const std::vector<std::string>& known_instruction_classes();
+
+// A class matches an opcode equal to it or extending it by '.' or '::'
+// ("ld.shared" matches "ld.shared::cta.f32"). "ld.global" does not match
+// ld.global.nc: the read-only path is the very thing lab05 asks for, so it is a
+// class of its own. "bar.sync" also matches barrier.sync and the .cta forms.
+// "extern_shared" is true when the kernel uses an .extern .shared array.
+bool has_instruction(const PtxKernel& kernel, const std::string& instruction_class);
+int count_instruction(const PtxKernel& kernel, const std::string& instruction_class);
+
+// "_Z16transpose_kernelPfPKfi" -> "transpose_kernel"; namespaces stay
+// ("ns::k"), template arguments go ("tile<32>" -> "tile"). Names that are not
+// mangled (extern "C") come back unchanged.
+std::string demangle_kernel_name(const std::string& mangled);
+
+// nvcc from $CUDACXX, else PATH, else /usr/local/cuda/bin/nvcc; empty when none
+// of them is an executable file.
+std::filesystem::path find_nvcc();
+
+}  // namespace grader

@@ -1,0 +1,65 @@
+// The lab manifest (labs/<lab>/lab.json): the only place a lab's steps, checks
+// and thresholds live. Parsing is strict so that a typo in a manifest is an
+// error an instructor sees at once, not a check that silently never runs.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace grader {
+
+// The manifest format this grader reads.
+inline constexpr int kManifestFormatVersion = 1;
+
+struct Check {
+  std::string kind;  // "correct" | "speedup" | "fraction_of_peak" | "ptxas" | "ptx"
+  std::string kernel;  // ptx, ptxas
+  std::vector<std::string> must_contain, must_not_contain;  // ptx
+  std::optional<int> max_stack_frame, max_spill_bytes, max_registers;  // ptxas
+  std::vector<std::string> cases;  // correct
+  std::string case_name;  // speedup, fraction_of_peak ("case" in JSON)
+  double min = 0;  // speedup: > 0; fraction_of_peak: in (0, 1]
+  std::string over = "baseline";  // speedup
+  // Static checks read the compiler's output only, so they run without a GPU.
+  bool is_static() const;
+};
+
+struct Step {
+  int id = 0;
+  std::string title;
+  int points = 1;
+  std::vector<Check> checks;
+  std::vector<std::string> hints;  // ordered concept -> location -> code
+  std::map<std::string, std::string> symptom_hints;
+};
+
+struct Manifest {
+  int format_version = 0;
+  std::string id, title, student_file = "kernel.cu";
+  double timeout_s = 60;
+  std::vector<std::string> link;
+  std::vector<Step> steps;
+
+  const Step* find_step(int id) const;
+  // Every case named by any check, unique, in order of first use.
+  std::vector<std::string> all_cases() const;
+};
+
+class ManifestError : public std::runtime_error {
+  using runtime_error::runtime_error;
+};
+
+// The check kinds format 1 knows, in the order error messages list them.
+const std::vector<std::string>& known_check_kinds();
+
+// source_name prefixes every error message (normally the manifest's path).
+Manifest parse_manifest(const nlohmann::json& j, const std::string& source_name);
+Manifest load_manifest(const std::filesystem::path& file);
+
+}  // namespace grader
