@@ -4,8 +4,8 @@
 // never from stdout, which belongs to the student's code.
 //
 //   runner list    --result F
-//   runner run     --result F --case C --seed S --dump-dir D [--variant candidate|baseline]
-//   runner oracle  --result F --case C --seed S
+//   runner run     --result F --case C [--case C2 ...] --seed S --dump-dir D [--variant candidate|baseline]
+//   runner oracle  --result F --case C [--case C2 ...] --seed S
 //   runner time    --result F --case C --seed S [--decide speedup:2.5]... [--cap-s 3]
 #include <cstdio>
 #include <cstdlib>
@@ -29,7 +29,8 @@ constexpr int kProtocol = 1;
 enum Exit { kOk = 0, kUsage = 2, kCudaError = 10, kFailure = 11 };
 
 struct Args {
-  std::string mode, result, nonce, case_name, dump_dir, variant = "candidate";
+  std::string mode, result, nonce, dump_dir, variant = "candidate";
+  std::vector<std::string> cases;  // run and oracle take several; time takes one
   std::uint64_t seed = 1;
   memlabs::TimingOptions timing;
 };
@@ -48,7 +49,7 @@ Args parse_args(int argc, char** argv) {
     const std::string value = argv[++i];
     if (key == "--result") a.result = value;
     else if (key == "--nonce") a.nonce = value;
-    else if (key == "--case") a.case_name = value;
+    else if (key == "--case") a.cases.push_back(value);
     else if (key == "--seed") a.seed = std::stoull(value, nullptr, 0);
     else if (key == "--dump-dir") a.dump_dir = value;
     else if (key == "--variant") a.variant = value;
@@ -82,6 +83,7 @@ void write_result(const std::string& path, const json& j) {
 // Which part of the work was running when something failed: "your kernel"
 // is a very different message from "the baseline".
 std::string g_phase = "setup";
+std::string g_case;
 
 json device_json() {
   json d;
@@ -162,51 +164,78 @@ int mode_list(const memlabs::LabDefinition& lab, json& result) {
   return kOk;
 }
 
+// Each case's record is appended before the case runs, so a crash part-way
+// still tells the grader which case was running.
+json& begin_case(json& result, const std::string& name) {
+  result["cases"].push_back({{"case", name}, {"status", "running"}});
+  g_case = name;
+  return result["cases"].back();
+}
+
 int mode_run(const memlabs::LabDefinition& lab, const Args& a, cudaStream_t s, json& result) {
   if (a.dump_dir.empty()) throw UsageError("run needs --dump-dir");
   if (a.variant != "candidate" && a.variant != "baseline")
     throw UsageError("--variant is candidate or baseline");
-  auto p = lab.make(a.case_name, a.seed);
-  const auto snaps = run_once(
-      *p, a.variant == "candidate" ? memlabs::Variant::candidate : memlabs::Variant::baseline, s, result);
-  fs::create_directories(a.dump_dir);
-  auto outputs = p->outputs();
-  for (std::size_t k = 0; k < outputs.size(); ++k) {
-    const auto file = fs::path(a.dump_dir) / (outputs[k]->name() + ".bin");
-    std::ofstream out(file, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(snaps[k].bytes.data()),
-              static_cast<std::streamsize>(snaps[k].bytes.size()));
-    if (!out) throw std::runtime_error("cannot write " + file.string());
-    result["outputs"][k]["file"] = file.string();
+  const auto variant =
+      a.variant == "candidate" ? memlabs::Variant::candidate : memlabs::Variant::baseline;
+  result["cases"] = json::array();
+  bool all_ok = true;
+  for (const auto& name : a.cases) {
+    json& c = begin_case(result, name);
+    auto p = lab.make(name, a.seed);
+    const auto snaps = run_once(*p, variant, s, c);
+    const auto dir = fs::path(a.dump_dir) / name;
+    fs::create_directories(dir);
+    auto outputs = p->outputs();
+    for (std::size_t k = 0; k < outputs.size(); ++k) {
+      const auto file = dir / (outputs[k]->name() + ".bin");
+      std::ofstream out(file, std::ios::binary | std::ios::trunc);
+      out.write(reinterpret_cast<const char*>(snaps[k].bytes.data()),
+                static_cast<std::streamsize>(snaps[k].bytes.size()));
+      if (!out) throw std::runtime_error("cannot write " + file.string());
+      c["outputs"][k]["file"] = file.string();
+    }
+    c["status"] = all_clean(snaps) ? "ok" : "bad_output";
+    all_ok = all_ok && all_clean(snaps);
   }
-  result["status"] = all_clean(snaps) ? "ok" : "bad_output";
+  result["status"] = all_ok ? "ok" : "bad_output";
   return kOk;
 }
 
 int mode_oracle(const memlabs::LabDefinition& lab, const Args& a, cudaStream_t s, json& result) {
-  auto p = lab.make(a.case_name, a.seed);
-  const auto snaps = run_once(*p, memlabs::Variant::candidate, s, result);
-  const auto expected = p->oracle();
-  auto outputs = p->outputs();
-  bool ok = all_clean(snaps) && expected.size() == outputs.size();
-  for (std::size_t k = 0; k < outputs.size() && k < expected.size(); ++k) {
-    auto* o = outputs[k];
-    const auto cmp = memlabs::compare_values(memlabs::DType::f64, expected[k].data(), o->type(),
-                                          snaps[k].bytes.data(), o->count(), o->dims(),
-                                          o->tolerance());
-    result["outputs"][k]["oracle"] = {{"ok", cmp.ok()},
-                                      {"mismatches", cmp.mismatches},
-                                      {"max_abs_error", cmp.max_abs_error},
-                                      {"max_rel_error", cmp.max_rel_error},
-                                      {"detail", memlabs::describe_mismatches(cmp)}};
-    ok = ok && cmp.ok();
+  result["cases"] = json::array();
+  bool all_ok = true;
+  for (const auto& name : a.cases) {
+    json& c = begin_case(result, name);
+    auto p = lab.make(name, a.seed);
+    const auto snaps = run_once(*p, memlabs::Variant::candidate, s, c);
+    const auto expected = p->oracle();
+    auto outputs = p->outputs();
+    bool ok = all_clean(snaps) && expected.size() == outputs.size();
+    for (std::size_t k = 0; k < outputs.size() && k < expected.size(); ++k) {
+      auto* o = outputs[k];
+      const auto cmp = memlabs::compare_values(memlabs::DType::f64, expected[k].data(), o->type(),
+                                               snaps[k].bytes.data(), o->count(), o->dims(),
+                                               o->tolerance());
+      c["outputs"][k]["oracle"] = {{"ok", cmp.ok()},
+                                   {"mismatches", cmp.mismatches},
+                                   {"max_abs_error", cmp.max_abs_error},
+                                   {"max_rel_error", cmp.max_rel_error},
+                                   {"detail", memlabs::describe_mismatches(cmp)}};
+      ok = ok && cmp.ok();
+    }
+    c["status"] = ok ? "ok" : "mismatch";
+    all_ok = all_ok && ok;
   }
-  result["status"] = ok ? "ok" : "mismatch";
+  result["status"] = all_ok ? "ok" : "mismatch";
   return kOk;
 }
 
 int mode_time(const memlabs::LabDefinition& lab, const Args& a, cudaStream_t s, json& result) {
-  auto p = lab.make(a.case_name, a.seed);
+  if (a.cases.size() != 1) throw UsageError("time takes exactly one --case");
+  g_case = a.cases[0];
+  result["case"] = g_case;
+  auto p = lab.make(g_case, a.seed);
   // The candidate must compute the right answer at the timing size too: a
   // kernel that is only correct on the small cases does not get timed.
   json check;
@@ -267,8 +296,8 @@ int main(int argc, char** argv) {
     if (a.mode == "list") {
       code = mode_list(lab, result);
     } else {
-      find_case(lab, a.case_name);
-      result["case"] = a.case_name;
+      if (a.cases.empty()) throw UsageError("--case is required");
+      for (const auto& c : a.cases) find_case(lab, c);
       result["seed"] = a.seed;
       cudaStream_t stream = nullptr;
       CUDA_CHECK(cudaStreamCreate(&stream));
@@ -290,11 +319,12 @@ int main(int argc, char** argv) {
                        {"message", cudaGetErrorString(e.code())},
                        {"call", e.call()},
                        {"where", fs::path(e.file()).filename().string() + ":" + std::to_string(e.line())},
-                       {"phase", g_phase}};
+                       {"phase", g_phase},
+                       {"case", g_case}};
     code = kCudaError;
   } catch (const std::exception& e) {
     result["status"] = "error";
-    result["error"] = {{"kind", "exception"}, {"message", e.what()}, {"phase", g_phase}};
+    result["error"] = {{"kind", "exception"}, {"message", e.what()}, {"phase", g_phase}, {"case", g_case}};
     code = kFailure;
   }
   if (!a.result.empty()) write_result(a.result, result);
