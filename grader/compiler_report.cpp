@@ -1,7 +1,6 @@
 #include "compiler_report.hpp"
 
 #include <cxxabi.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -88,8 +87,8 @@ std::vector<std::string> split_ws(const std::string& s) {
   return words;
 }
 
-// Identifiers an instruction's operands name: registers (%r1) and numbers
-// (0f3F800000) are skipped, symbols (dev_arr, _Z6helperPfi) kept.
+// Identifiers an instruction's operands name: registers (%r1, %ctaid.x) and
+// numbers (0f3F800000) are skipped, symbols (dev_arr, _Z6helperPfi) kept.
 void collect_symbols(const std::string& operands, std::set<std::string>& out) {
   for (std::size_t i = 0; i < operands.size();) {
     const char c = operands[i];
@@ -99,7 +98,7 @@ void collect_symbols(const std::string& operands, std::set<std::string>& out) {
     }
     std::size_t j = i;
     while (j < operands.size() && is_ident_char(operands[j])) ++j;
-    const bool is_register = i > 0 && operands[i - 1] == '%';
+    const bool is_register = i > 0 && (operands[i - 1] == '%' || operands[i - 1] == '.');
     if (!is_register && !std::isdigit(static_cast<unsigned char>(c)))
       out.insert(operands.substr(i, j - i));
     i = j;
@@ -138,7 +137,8 @@ void parse_body(const std::string& body, PtxFunction& fn) {
       }
       std::size_t k = 0;
       while (k < stmt.size() && is_ident_char(stmt[k])) ++k;
-      if (k > 0 && k < stmt.size() && stmt[k] == ':' && (k + 1 == stmt.size() || stmt[k + 1] != ':')) {
+      if (k > 0 && k < stmt.size() && stmt[k] == ':' &&
+          (k + 1 == stmt.size() || stmt[k + 1] != ':')) {
         stmt.erase(0, k + 1);  // a label
         stripped = true;
       }
@@ -177,18 +177,24 @@ struct ModuleVariable {
 void parse_declaration(const std::string& header, std::vector<ModuleVariable>& vars) {
   const auto words = split_ws(header.substr(0, header.find('=')));
   if (words.empty()) return;
-  const auto has = [&](const char* w) { return std::find(words.begin(), words.end(), w) != words.end(); };
+  const auto has = [&](const char* w) {
+    return std::find(words.begin(), words.end(), w) != words.end();
+  };
   if (has(".func") || has(".entry")) return;  // a prototype
   const std::string name = words.back().substr(0, words.back().find('['));
-  if (has(".global")) vars.push_back({name, ModuleVariable::kGlobal});
-  else if (has(".const")) vars.push_back({name, ModuleVariable::kConst});
-  else if (has(".shared") && has(".extern")) vars.push_back({name, ModuleVariable::kExternShared});
+  // Compiler-made tables (printf's "$str", libdevice's "__cudart_...") are not the student's.
+  if (starts_with(name, "$") || starts_with(name, "__")) return;
+  if (has(".global"))
+    vars.push_back({name, ModuleVariable::kGlobal});
+  else if (has(".const"))
+    vars.push_back({name, ModuleVariable::kConst});
+  else if (has(".shared") && has(".extern"))
+    vars.push_back({name, ModuleVariable::kExternShared});
 }
 
 bool is_memory_qualifier(const std::string& part) {
-  static const std::set<std::string> kQualifiers = {"weak",  "volatile", "relaxed", "acquire",
-                                                    "release", "mmio",   "cta",     "cluster",
-                                                    "gpu",   "sys"};
+  static const std::set<std::string> kQualifiers = {
+      "weak", "volatile", "relaxed", "acquire", "release", "mmio", "cta", "cluster", "gpu", "sys"};
   return kQualifiers.count(part) > 0;
 }
 
@@ -261,6 +267,9 @@ std::map<std::string, KernelResources> parse_ptxas_report(const std::string& tex
   KernelResources* current = nullptr;
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
+    // ptxas' lines are short; a huge one is other output, and would send
+    // std::regex's recursive matcher through the stack.
+    if (line.size() > 1000) continue;
     std::smatch m;
     if (std::regex_search(line, m, kEntry)) {
       compiled.emplace_back();
@@ -367,14 +376,16 @@ PtxModule parse_ptx(const std::string& text) {
           if (v->second->space == ModuleVariable::kExternShared) k.uses_extern_shared = true;
         }
         auto callee = function_by_name.find(sym);
-        if (callee != function_by_name.end() && !callee->second->is_entry && seen.insert(sym).second)
+        if (callee != function_by_name.end() && !callee->second->is_entry &&
+            seen.insert(sym).second)
           reached.push_back(callee->second);
       }
     }
     auto [it, inserted] = module.kernels.emplace(k.name, k);
     if (!inserted) {
       auto& into = it->second;
-      into.instructions.insert(into.instructions.end(), k.instructions.begin(), k.instructions.end());
+      into.instructions.insert(into.instructions.end(), k.instructions.begin(),
+                               k.instructions.end());
       for (const auto& v : k.variables) append_unique(into.variables, v);
       into.uses_extern_shared = into.uses_extern_shared || k.uses_extern_shared;
     }
@@ -384,8 +395,9 @@ PtxModule parse_ptx(const std::string& text) {
 
 const std::vector<std::string>& known_instruction_classes() {
   static const std::vector<std::string> kClasses = {
-      "ld.shared", "st.shared", "bar.sync",  "ld.global.nc", "ld.const", "ld.local", "st.local",
-      "tex",       "ld.global", "st.global", "atom",         "red",      "shfl",     "extern_shared"};
+      "ld.shared", "st.shared", "bar.sync", "ld.global.nc", "ld.const",
+      "ld.local",  "st.local",  "tex",      "ld.global",    "st.global",
+      "atom",      "red",       "shfl",     "extern_shared"};
   return kClasses;
 }
 
@@ -395,8 +407,9 @@ bool has_instruction(const PtxKernel& kernel, const std::string& instruction_cla
 
 int count_instruction(const PtxKernel& kernel, const std::string& instruction_class) {
   if (instruction_class == "extern_shared") return kernel.uses_extern_shared ? 1 : 0;
-  return static_cast<int>(std::count_if(kernel.instructions.begin(), kernel.instructions.end(),
-                                        [&](const std::string& op) { return matches(op, instruction_class); }));
+  return static_cast<int>(
+      std::count_if(kernel.instructions.begin(), kernel.instructions.end(),
+                    [&](const std::string& op) { return matches(op, instruction_class); }));
 }
 
 std::string demangle_kernel_name(const std::string& mangled) {
@@ -421,9 +434,12 @@ std::string demangle_kernel_name(const std::string& mangled) {
   std::string no_templates;
   int angle = 0;
   for (char c : s) {
-    if (c == '<') ++angle;
-    else if (c == '>') --angle;
-    else if (angle == 0) no_templates += c;
+    if (c == '<')
+      ++angle;
+    else if (c == '>')
+      --angle;
+    else if (angle == 0)
+      no_templates += c;
   }
   // A template's demangled name starts with its return type ("void ns::k"); the
   // name is the last word outside parentheses ("(anonymous namespace)::k").
@@ -435,22 +451,6 @@ std::string demangle_kernel_name(const std::string& mangled) {
     if (no_templates[i] == ' ' && paren == 0) start = i + 1;
   }
   return no_templates.substr(start);
-}
-
-std::filesystem::path find_nvcc() {
-  namespace fs = std::filesystem;
-  const auto usable = [](const fs::path& p) {
-    std::error_code ec;
-    return !p.empty() && fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
-  };
-  if (const char* env = std::getenv("CUDACXX"); env && usable(env)) return env;
-  if (const char* path = std::getenv("PATH")) {
-    std::istringstream dirs(path);
-    for (std::string dir; std::getline(dirs, dir, ':');)
-      if (!dir.empty() && usable(fs::path(dir) / "nvcc")) return fs::path(dir) / "nvcc";
-  }
-  const fs::path fallback = "/usr/local/cuda/bin/nvcc";
-  return usable(fallback) ? fallback : fs::path();
 }
 
 }  // namespace grader

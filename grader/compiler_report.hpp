@@ -4,7 +4,6 @@
 // and can say precisely why a step fails ("transpose_kernel has no bar.sync").
 #pragma once
 
-#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -37,10 +36,10 @@ struct PtxKernel {
 };
 
 struct PtxModule {
-  std::map<std::string, PtxKernel> kernels;     // entries, by plain name (merged like ptxas')
-  std::vector<std::string> global_variables;    // module-scope .global (a __device__ array)
-  std::vector<std::string> const_variables;     // module-scope .const (__constant__)
-  std::vector<std::string> extern_shared;       // .extern .shared declarations
+  std::map<std::string, PtxKernel> kernels;   // entries, by plain name (merged like ptxas')
+  std::vector<std::string> global_variables;  // module-scope .global (a __device__ array)
+  std::vector<std::string> const_variables;   // module-scope .const (__constant__)
+  std::vector<std::string> extern_shared;     // .extern .shared declarations
 };
 
 PtxModule parse_ptx(const std::string& text);
@@ -62,9 +61,5 @@ int count_instruction(const PtxKernel& kernel, const std::string& instruction_cl
 // ("ns::k"), template arguments go ("tile<32>" -> "tile"). Names that are not
 // mangled (extern "C") come back unchanged.
 std::string demangle_kernel_name(const std::string& mangled);
-
-// nvcc from $CUDACXX, else PATH, else /usr/local/cuda/bin/nvcc; empty when none
-// of them is an executable file.
-std::filesystem::path find_nvcc();
 
 }  // namespace grader

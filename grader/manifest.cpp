@@ -186,7 +186,8 @@ class Reader {
 
 void read_ptx(const Reader& r, const json& v, const std::string& path, Check& c) {
   c.kernel = r.text(r.required(v, path, "kernel", "the name of a kernel"), at(path, "kernel"));
-  if (auto* m = Reader::optional(v, "must_contain")) c.must_contain = r.text_list(*m, at(path, "must_contain"));
+  if (auto* m = Reader::optional(v, "must_contain"))
+    c.must_contain = r.text_list(*m, at(path, "must_contain"));
   if (auto* m = Reader::optional(v, "must_not_contain"))
     c.must_not_contain = r.text_list(*m, at(path, "must_not_contain"));
   if (c.must_contain.empty() && c.must_not_contain.empty())
@@ -277,7 +278,8 @@ Step read_step(const Reader& r, const json& v, const std::string& path) {
   const std::string checks_path = at(path, "checks");
   const json& checks = r.required(v, path, "checks", "a non-empty array of checks");
   r.expect(checks.is_array(), checks_path, "a non-empty array of checks", checks);
-  if (checks.empty()) r.fail(checks_path, "expected at least one check, got [] (a step with no checks always passes)");
+  if (checks.empty())
+    r.fail(checks_path, "expected at least one check, got [] (a step with no checks always passes)");
   for (std::size_t i = 0; i < checks.size(); ++i)
     s.checks.push_back(read_check(r, checks[i], at(checks_path, i)));
 
@@ -345,6 +347,7 @@ Manifest parse_manifest(const json& j, const std::string& source_name) {
   // The version decides what every other key means, so it is read first.
   const std::string version_expected =
       "an integer; this grader reads format_version " + std::to_string(kManifestFormatVersion);
+  if (!j.contains("format_version")) r.reject_unknown_keys(j, "", kTopKeys, "the manifest");
   const json& version = r.required(j, "", "format_version", version_expected);
   r.expect(version.is_number_integer(), "format_version", version_expected, version);
   if (version != kManifestFormatVersion)

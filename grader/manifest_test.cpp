@@ -153,6 +153,8 @@ const std::vector<BadCase> kBadCases = {
      {"labs/x/lab.json: ", "expected a JSON object at the top level, got an array"}},
     {"MissingFormatVersion", [](json& m) { m.erase("format_version"); },
      {"format_version: required key is missing", "reads format_version 1"}},
+    {"FormatVersionTypo", [](json& m) { m["format-version"] = m["format_version"]; m.erase("format_version"); },
+     {"unknown key \"format-version\" in the manifest (did you mean \"format_version\"?)"}},
     {"FormatVersionNotInteger", [](json& m) { m["format_version"] = "1"; },
      {"format_version: expected an integer", "got \"1\""}},
     {"UnsupportedFormatVersion", [](json& m) { m["format_version"] = 2; },

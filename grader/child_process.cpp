@@ -1,0 +1,441 @@
+#include "child_process.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+
+namespace grader {
+namespace {
+
+// ---- SIGINT/SIGTERM while waiting --------------------------------------
+// The child leads its own process group, so a Ctrl-C at the terminal reaches
+// only the grader; the grader must pass it on or the child would outlive it.
+
+std::atomic<int> g_interrupt{0};
+static_assert(std::atomic<int>::is_always_lock_free, "written from a signal handler");
+
+extern "C" void note_interrupt(int sig) { g_interrupt.store(sig); }
+
+// Handlers are process-wide while children run in several threads: the first
+// waiter installs them, the last restores what was there before.
+class InterruptHandlers {
+ public:
+  InterruptHandlers() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (waiters_++ > 0) return;
+    g_interrupt.store(0);
+    struct sigaction sa {};
+    sa.sa_handler = note_interrupt;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;  // no SA_RESTART: a sleeping wait loop wakes at once
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~InterruptHandlers() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (--waiters_ > 0) return;
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  InterruptHandlers(const InterruptHandlers&) = delete;
+  InterruptHandlers& operator=(const InterruptHandlers&) = delete;
+
+ private:
+  static std::mutex mutex_;
+  static int waiters_;
+  static struct sigaction old_int_, old_term_;
+};
+
+std::mutex InterruptHandlers::mutex_;
+int InterruptHandlers::waiters_ = 0;
+struct sigaction InterruptHandlers::old_int_, InterruptHandlers::old_term_;
+
+// ---- the child's side of fork ------------------------------------------
+// Between fork and exec only async-signal-safe calls are allowed (the grader
+// may have other threads), so everything is prepared beforehand.
+
+enum Stage : int { kRedirect = 1, kLimits, kChdir, kExec };
+
+struct Prepared {
+  std::vector<char*> argv, envp;
+  const char* cwd = nullptr;
+  int in_fd = -1, out_fd = -1, err_fd = -1;
+  rlimit fsize{}, cpu{};
+  bool limit_cpu = false;
+  int max_fd = 1024;
+};
+
+[[noreturn]] void child_fail(int report_fd, Stage stage) {
+  const int msg[2] = {stage, errno};
+  (void)!::write(report_fd, msg, sizeof msg);
+  ::_exit(127);
+}
+
+void close_inherited_fds(int keep, int max_fd) {
+#ifdef SYS_close_range
+  const bool closed = (keep <= 3 || ::syscall(SYS_close_range, 3u, keep - 1u, 0u) == 0) &&
+                      ::syscall(SYS_close_range, keep + 1u, ~0u, 0u) == 0;
+  if (closed) return;
+#endif
+  for (int fd = 3; fd < max_fd; ++fd)
+    if (fd != keep) ::close(fd);
+}
+
+[[noreturn]] void exec_child(const Prepared& p, int report_fd) {
+  ::setpgid(0, 0);
+  // Ignored signals survive exec; the program must get the defaults (a shell
+  // pipeline needs SIGPIPE, the size limit needs SIGXFSZ).
+  for (int sig = 1; sig < NSIG; ++sig)
+    if (sig != SIGKILL && sig != SIGSTOP) ::signal(sig, SIG_DFL);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+
+  if (::dup2(p.in_fd, 0) < 0 || ::dup2(p.out_fd, 1) < 0 || ::dup2(p.err_fd, 2) < 0)
+    child_fail(report_fd, kRedirect);
+  close_inherited_fds(report_fd, p.max_fd);
+
+  const rlimit no_core{0, 0};  // a crash must not drop core files in the lab folder
+  if (::setrlimit(RLIMIT_FSIZE, &p.fsize) != 0 || ::setrlimit(RLIMIT_CORE, &no_core) != 0 ||
+      (p.limit_cpu && ::setrlimit(RLIMIT_CPU, &p.cpu) != 0))
+    child_fail(report_fd, kLimits);
+  if (p.cwd && ::chdir(p.cwd) != 0) child_fail(report_fd, kChdir);
+
+  if (p.envp.empty())
+    ::execvp(p.argv[0], p.argv.data());
+  else
+    ::execvpe(p.argv[0], p.argv.data(), p.envp.data());
+  child_fail(report_fd, kExec);
+}
+
+// ---- the parent's side ---------------------------------------------------
+
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+int open_output(const std::filesystem::path& file) {
+  const char* path = file.empty() ? "/dev/null" : file.c_str();
+  return ::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+}
+
+std::string stage_message(int stage, const ChildOptions& o) {
+  switch (stage) {
+    case kRedirect:
+      return "cannot redirect the program's input and output";
+    case kLimits:
+      return "cannot set resource limits";
+    case kChdir:
+      return "cannot enter " + o.cwd.string();
+    default:
+      return "cannot run " + o.argv[0];
+  }
+}
+
+// Exit of the child without reaping it: while its zombie exists its pid
+// cannot be reused, so killing the group afterwards cannot hit a stranger.
+bool has_exited(pid_t pid, bool block) {
+  for (;;) {
+    siginfo_t info{};
+    const int r = ::waitid(P_PID, pid, &info, WEXITED | WNOWAIT | (block ? 0 : WNOHANG));
+    if (r == 0) return info.si_pid == pid;
+    if (errno != EINTR) return true;  // not our child any more: nothing to wait for
+  }
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGHUP:
+      return "SIGHUP";
+    case SIGINT:
+      return "SIGINT";
+    case SIGQUIT:
+      return "SIGQUIT";
+    case SIGILL:
+      return "SIGILL";
+    case SIGTRAP:
+      return "SIGTRAP";
+    case SIGABRT:
+      return "SIGABRT";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGKILL:
+      return "SIGKILL";
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGPIPE:
+      return "SIGPIPE";
+    case SIGALRM:
+      return "SIGALRM";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGXCPU:
+      return "SIGXCPU";
+    case SIGXFSZ:
+      return "SIGXFSZ";
+    case SIGSYS:
+      return "SIGSYS";
+    default:
+      return nullptr;
+  }
+}
+
+const char* signal_meaning(int sig) {
+  switch (sig) {
+    case SIGSEGV:
+      return "segmentation fault";
+    case SIGBUS:
+      return "bus error";
+    case SIGFPE:
+      return "arithmetic exception";
+    case SIGILL:
+      return "illegal instruction";
+    case SIGABRT:
+      return "aborted, e.g. by a failed assert";
+    case SIGKILL:
+      return "killed, e.g. for using too much memory";
+    case SIGXFSZ:
+      return "output file size limit exceeded";
+    case SIGXCPU:
+      return "CPU time limit exceeded";
+    case SIGPIPE:
+      return "broken pipe";
+    case SIGTERM:
+      return "terminated";
+    case SIGINT:
+      return "interrupted";
+    default:
+      return nullptr;
+  }
+}
+
+std::string human_bytes(std::uint64_t n) {
+  if (n < 1000) return std::to_string(n) + (n == 1 ? " byte" : " bytes");
+  const char* unit = n < 1000000 ? "kB" : n < 1000000000 ? "MB" : "GB";
+  const double scaled = n < 1000000 ? n / 1e3 : n < 1000000000 ? n / 1e6 : n / 1e9;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %s", scaled, unit);
+  return buf;
+}
+
+// Length of the valid, printable UTF-8 sequence at s[i], or 0.
+std::size_t printable_utf8(const std::string& s, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = byte(i);
+  std::size_t len;
+  unsigned lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+  if (c >= 0xC2 && c <= 0xDF)
+    len = 2;
+  else if (c >= 0xE0 && c <= 0xEF)
+    len = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+  else if (c >= 0xF0 && c <= 0xF4)
+    len = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+  else
+    return 0;
+  if (i + len > s.size()) return 0;
+  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+  for (std::size_t k = 2; k < len; ++k)
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  // U+0080..U+009F are C1 controls: 0xC2 0x9B is a terminal's CSI.
+  if (c == 0xC2 && byte(i + 1) < 0xA0) return 0;
+  return len;
+}
+
+}  // namespace
+
+ChildResult run_child(const ChildOptions& o) {
+  ChildResult result;
+  if (o.argv.empty() || o.argv[0].empty()) {
+    result.start_error = "no program to run";
+    return result;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+
+  Prepared p;
+  for (const auto& a : o.argv) p.argv.push_back(const_cast<char*>(a.c_str()));
+  p.argv.push_back(nullptr);
+  if (o.env) {
+    for (const auto& e : *o.env) p.envp.push_back(const_cast<char*>(e.c_str()));
+    p.envp.push_back(nullptr);
+  }
+  if (!o.cwd.empty()) p.cwd = o.cwd.c_str();
+  p.fsize.rlim_cur = p.fsize.rlim_max = o.max_file_bytes > 0 ? o.max_file_bytes : RLIM_INFINITY;
+  p.limit_cpu = o.max_cpu_seconds > 0;
+  p.cpu.rlim_cur = o.max_cpu_seconds;
+  p.cpu.rlim_max = o.max_cpu_seconds + 1;  // SIGXCPU at the soft limit, SIGKILL a second later
+  rlimit nofile{};
+  if (::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY)
+    p.max_fd = static_cast<int>(std::min<rlim_t>(nofile.rlim_cur, 1 << 16));
+
+  const auto cannot_open = [&](const std::string& what) {
+    result.start_error = "cannot open " + what + ": " + std::strerror(errno);
+    return result;
+  };
+  const Fd in(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  if (in.get() < 0) return cannot_open("/dev/null");
+  const Fd out(open_output(o.stdout_file));
+  if (out.get() < 0) return cannot_open(o.stdout_file.string());
+  const bool shared = !o.stdout_file.empty() && o.stdout_file == o.stderr_file;
+  const Fd err(shared ? -1 : open_output(o.stderr_file));
+  if (!shared && err.get() < 0) return cannot_open(o.stderr_file.string());
+  p.in_fd = in.get();
+  p.out_fd = out.get();
+  p.err_fd = shared ? out.get() : err.get();
+
+  int report[2];
+  if (::pipe2(report, O_CLOEXEC) != 0) {
+    result.start_error = std::string("cannot create a pipe: ") + std::strerror(errno);
+    return result;
+  }
+  const Fd report_read(report[0]);
+
+  InterruptHandlers handlers;  // before fork: no window where Ctrl-C is lost
+  const pid_t pid = ::fork();
+  if (pid == 0) exec_child(p, report[1]);
+  ::close(report[1]);
+  if (pid < 0) {
+    result.start_error = std::string("cannot fork: ") + std::strerror(errno);
+    return result;
+  }
+  ::setpgid(pid, pid);  // also here, so the group exists before we might kill it
+  result.pid = pid;
+
+  int failure[2];
+  ssize_t got;
+  do got = ::read(report_read.get(), failure, sizeof failure);
+  while (got < 0 && errno == EINTR);
+  if (got == static_cast<ssize_t>(sizeof failure)) {
+    int status;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    result.start_error = stage_message(failure[0], o) + ": " + std::strerror(failure[1]);
+    result.wall_s = seconds_since(t0);
+    return result;
+  }
+  result.started = true;
+
+  bool killed = false;
+  int nap_ms = 1;
+  while (!has_exited(pid, killed)) {
+    if (const int sig = g_interrupt.load()) {
+      result.interrupted = true;
+      result.interrupt_signal = sig;
+    } else if (o.timeout_s > 0 && seconds_since(t0) >= o.timeout_s) {
+      result.timed_out = true;
+    }
+    if (result.interrupted || result.timed_out) {
+      ::kill(-pid, SIGKILL);
+      killed = true;
+      continue;
+    }
+    const timespec ts{0, static_cast<long>(nap_ms * 1000000)};
+    ::nanosleep(&ts, nullptr);  // a single call: SIGINT/SIGTERM cut it short
+    nap_ms = std::min(nap_ms * 2, 10);
+  }
+  // Whatever the program left running in its group goes with it.
+  ::kill(-pid, SIGKILL);
+  int status = 0;
+  pid_t reaped;
+  do reaped = ::waitpid(pid, &status, 0);
+  while (reaped < 0 && errno == EINTR);
+  result.wall_s = seconds_since(t0);
+  if (reaped != pid)
+    return result;  // someone else reaped it (SIGCHLD ignored): no status to report
+
+  const bool our_kill = killed && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+  if (!our_kill) result.timed_out = false;  // it ended on its own just before the deadline
+  if (our_kill) return result;
+  if (WIFEXITED(status)) {
+    result.exited = true;
+    result.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    result.signaled = true;
+    result.signal = WTERMSIG(status);
+  }
+  return result;
+}
+
+std::string ChildResult::describe() const {
+  char buf[64];
+  if (!started) return "could not start: " + start_error;
+  if (interrupted) {
+    const char* name = signal_name(interrupt_signal);
+    return std::string("stopped because the grader got ") + (name ? name : "a signal");
+  }
+  if (timed_out) {
+    std::snprintf(buf, sizeof buf, "timed out after %.1f s", wall_s);
+    return buf;
+  }
+  if (signaled) {
+    const char* name = signal_name(signal);
+    const char* meaning = signal_meaning(signal);
+    std::string s = "killed by " + (name ? std::string(name) : "signal " + std::to_string(signal));
+    return meaning ? s + " (" + meaning + ")" : s;
+  }
+  if (exited) return "exited with code " + std::to_string(exit_code);
+  return "ended without an exit status";
+}
+
+std::string read_head(const std::filesystem::path& file, std::size_t max_bytes) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return "";
+  std::string raw(max_bytes, '\0');
+  in.read(raw.data(), static_cast<std::streamsize>(max_bytes));
+  raw.resize(static_cast<std::size_t>(in.gcount()));
+  std::error_code ec;
+  const std::uint64_t size = std::filesystem::file_size(file, ec);
+  const std::uint64_t cut = !ec && size > raw.size() ? size - raw.size() : 0;
+
+  std::string text;
+  text.reserve(raw.size());
+  for (std::size_t i = 0; i < raw.size();) {
+    const unsigned char c = static_cast<unsigned char>(raw[i]);
+    if (c == '\r' && i + 1 < raw.size() && raw[i + 1] == '\n') {
+      ++i;  // CRLF reads as a newline
+    } else if (c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7F)) {
+      text += raw[i++];
+    } else if (const std::size_t len = c >= 0x80 ? printable_utf8(raw, i) : 0) {
+      text.append(raw, i, len);
+      i += len;
+    } else {
+      text += '?';
+      ++i;
+    }
+  }
+  if (cut > 0) {
+    if (!text.empty() && text.back() != '\n') text += '\n';
+    text += "... [truncated: " + human_bytes(cut) + " more]";
+  }
+  return text;
+}
+
+}  // namespace grader

@@ -1,0 +1,58 @@
+// Runs a student's program as a child process. Whatever the program does
+// (crash, hang, fork, print gigabytes, fill the disk) the grader must stay up and
+// say what happened, so the child gets its own process group, resource limits,
+// a timeout, and files instead of pipes for its output.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace grader {
+
+struct ChildOptions {
+  std::vector<std::string>
+      argv;  // argv[0] is the program; without a '/' it is looked up in PATH (no shell)
+  std::filesystem::path cwd;                    // empty = inherit
+  std::optional<std::vector<std::string>> env;  // "K=V" list; nullopt = inherit
+  double timeout_s = 60;                        // <= 0: none
+  // The child's output goes to these files (never a pipe: no deadlock on huge
+  // output). Empty = /dev/null; one path for both interleaves them as a terminal would.
+  std::filesystem::path stdout_file, stderr_file;
+  std::uint64_t max_file_bytes = 256ull
+                                 << 20;  // RLIMIT_FSIZE (0 = none); past it the child gets SIGXFSZ
+  std::uint64_t max_cpu_seconds = 0;     // RLIMIT_CPU if > 0
+};
+
+struct ChildResult {
+  int pid = 0;  // also the id of the child's process group
+  bool started = false;
+  std::string start_error;  // e.g. "cannot run ./runner: No such file or directory"
+  bool exited = false;      // normal exit
+  int exit_code = -1;
+  bool signaled = false;  // killed by a signal (not by us)
+  int signal = 0;
+  bool timed_out = false;  // we killed it at the timeout
+  // The grader got SIGINT/SIGTERM while waiting; the child's group was killed.
+  // interrupt_signal says which, so the grader can exit as that signal asks.
+  bool interrupted = false;
+  int interrupt_signal = 0;
+  double wall_s = 0;
+
+  // One line: "exited with code 3", "killed by SIGSEGV (segmentation fault)",
+  // "timed out after 5.0 s", ...
+  std::string describe() const;
+};
+
+// Blocks until the child is gone. Safe to call from several threads at once.
+ChildResult run_child(const ChildOptions& options);
+
+// At most max_bytes from the head of a file, with a note of how much was cut
+// ("... [truncated: 12.3 MB more]"). Bytes that are not printable UTF-8 become
+// '?' (newlines and tabs stay), so garbage output cannot wreck the terminal.
+// A missing file reads as "".
+std::string read_head(const std::filesystem::path& file, std::size_t max_bytes);
+
+}  // namespace grader

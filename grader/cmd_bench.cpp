@@ -1,0 +1,199 @@
+// grader bench LAB — times the baseline, the student's kernel, any other
+// candidates and the reference at the lab's timing sizes, against measured
+// memcpy bandwidth, and (with --out) writes the markdown table the lessons
+// quote. Numbers in docs/measurements/ come only from here.
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <sstream>
+
+#include "app.hpp"
+#include "manifest.hpp"
+#include "runner_client.hpp"
+#include "session.hpp"
+#include "terminal.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace grader {
+namespace {
+
+struct BenchOptions {
+  std::string lab;
+  std::vector<std::string> candidates;
+  std::string out;
+  std::string seed;
+  double cap_s = 3.0;
+};
+
+struct Row {
+  std::string case_name, label;
+  json timing;  // null when the run failed
+  std::string error;
+};
+
+std::string fmt(double v, int precision) {
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(precision);
+  os << v;
+  return os.str();
+}
+
+std::string today() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
+  return buf;
+}
+
+std::vector<std::string> timing_cases(const Manifest& m) {
+  std::vector<std::string> cases;
+  for (const auto& s : m.steps)
+    for (const auto& c : s.checks)
+      if ((c.kind == "speedup" || c.kind == "fraction_of_peak") &&
+          std::find(cases.begin(), cases.end(), c.case_name) == cases.end())
+        cases.push_back(c.case_name);
+  return cases;
+}
+
+std::string markdown(const std::string& lab, const Manifest& m, const Session& s, const std::vector<Row>& rows,
+                     std::uint64_t seed) {
+  std::ostringstream md;
+  md << "## " << lab << ": " << m.title << "\n\n";
+  md << s.device.name << " (" << s.device.arch << ", " << s.device.sms << " SMs), CUDA driver "
+     << cuda_version_string(s.device.driver_version) << ", runtime " << cuda_version_string(s.device.runtime_version)
+     << ", nvcc " << s.toolchain.version << "; " << today() << "; seed " << seed
+     << ". Medians of per-round ratios over interleaved launches with L2 flushed before each; brackets: 95 % interval.\n\n";
+  md << "| case | kernel | time (ms) | GB/s | speedup over baseline | % of memcpy | A/A |\n";
+  md << "|---|---|---:|---:|---:|---:|---:|\n";
+  std::string last_case;
+  for (const auto& r : rows) {
+    if (r.timing.is_null()) {
+      md << "| " << r.case_name << " | " << r.label << " | failed: " << r.error << " | | | | |\n";
+      continue;
+    }
+    const json& t = r.timing;
+    if (r.case_name != last_case) {
+      md << "| " << r.case_name << " | baseline | " << fmt(t.value("baseline_ms", 0.0), 3) << " | "
+         << fmt(t.value("baseline_gbps", 0.0), 0) << " | 1.00 | " << " | |\n";
+      if (t.contains("memcpy_gbps"))
+        md << "| " << r.case_name << " | cudaMemcpy D2D, same bytes | " << fmt(t.value("memcpy_ms", 0.0), 3) << " | "
+           << fmt(t.value("memcpy_gbps", 0.0), 0) << " | | 100.0 | |\n";
+      last_case = r.case_name;
+    }
+    const json& sp = t["speedup"];
+    const json& fr = t["fraction"];
+    md << "| " << r.case_name << " | " << r.label << " | " << fmt(t.value("candidate_ms", 0.0), 3) << " | "
+       << fmt(t.value("candidate_gbps", 0.0), 0) << " | " << fmt(sp.value("median", 0.0), 2) << " ["
+       << fmt(sp.value("lo", 0.0), 2) << ", " << fmt(sp.value("hi", 0.0), 2) << "] | "
+       << (fr.is_object() ? fmt(100 * fr.value("median", 0.0), 1) : std::string("-")) << " | "
+       << fmt(t["aa"].value("median", 0.0), 3) << " |\n";
+  }
+  return md.str();
+}
+
+// Replaces this lab's section in the file (between markers), keeping the others.
+void write_section(const fs::path& file, const std::string& lab, const std::string& body) {
+  const std::string begin = "<!-- bench:" + lab + " -->", end = "<!-- /bench:" + lab + " -->";
+  std::string text;
+  if (std::ifstream in(file); in) text.assign(std::istreambuf_iterator<char>(in), {});
+  if (text.empty()) text = "# Measurements\n\nWritten by `grader bench LAB --out FILE`; never edited by hand.\n";
+  const std::string section = begin + "\n" + body + end + "\n";
+  const auto b = text.find(begin), e = text.find(end);
+  if (b != std::string::npos && e != std::string::npos && e > b) {
+    text.replace(b, e + end.size() - b + (text.compare(e + end.size(), 1, "\n") == 0 ? 1 : 0), section);
+  } else {
+    text += "\n" + section;
+  }
+  if (!file.parent_path().empty()) fs::create_directories(file.parent_path());
+  const fs::path tmp = file.string() + ".tmp";
+  std::ofstream(tmp) << text;
+  fs::rename(tmp, file);
+}
+
+int run_bench(const BenchOptions& o, const GlobalOptions& g) {
+  Session s = Session::open(g, /*measure_bandwidth=*/true);
+  const LabInfo& lab = s.course.resolve(o.lab);
+  const Manifest m = load_manifest(lab.dir / "lab.json");
+  if (!s.device.present) throw EnvironmentError("grader bench needs a GPU: " + s.device.reason);
+  const auto cases = timing_cases(m);
+  if (cases.empty()) throw CourseError(lab.id + " has no timing case (no speedup or fraction_of_peak check)");
+
+  std::vector<RunnerSource> sources = {{lab.dir, lab.dir / m.student_file, "kernel.cu", m.link}};
+  std::vector<std::string> labels = {m.student_file};
+  for (const auto& c : o.candidates) {
+    sources.push_back({lab.dir, fs::absolute(c), fs::path(c).filename().string(), m.link});
+    labels.push_back(fs::path(c).stem().string());
+  }
+  const fs::path solution = s.course.solution_kernel(lab);
+  if (fs::exists(solution)) {
+    sources.push_back({lab.dir, solution, "solution", m.link});
+    labels.push_back("reference");
+  }
+  const auto builds = s.builder->build(sources);
+  const std::uint64_t seed = o.seed.empty() ? std::random_device{}() : std::stoull(o.seed, nullptr, 0);
+  const fs::path run_dir = s.new_run_dir("bench-" + lab.id);
+
+  std::vector<Row> rows;
+  for (const auto& c : cases) {
+    for (std::size_t i = 0; i < builds.size(); ++i) {
+      Row row{c, labels[i], nullptr, ""};
+      if (!builds[i].ok) {
+        row.error = "does not build (" + builds[i].stage + ")";
+      } else {
+        RunnerCall rc;
+        rc.runner = builds[i].runner;
+        rc.args = {"time", "--case", c, "--seed", std::to_string(seed), "--cap-s", fmt(o.cap_s, 3)};
+        rc.work_dir = run_dir / (c + "-" + std::to_string(i));
+        rc.timeout_s = m.timeout_s + 4 * o.cap_s;
+        const RunnerOutcome out = call_runner(rc);
+        if (out.ok()) row.timing = out.result["timing"];
+        else row.error = out.message.empty() ? out.category : out.message;
+      }
+      if (!g.json) {
+        std::cerr << "  " << c << "  " << labels[i] << ": "
+                  << (row.timing.is_null() ? row.error : fmt(row.timing.value("candidate_gbps", 0.0), 0) + " GB/s") << "\n";
+      }
+      rows.push_back(row);
+    }
+  }
+  if (!g.verbose) fs::remove_all(run_dir);
+
+  const std::string table = markdown(lab.folder, m, s, rows, seed);
+  if (!o.out.empty()) write_section(o.out, lab.folder, table);
+  if (g.json) {
+    json jr = json::array();
+    for (const auto& r : rows) jr.push_back({{"case", r.case_name}, {"kernel", r.label}, {"timing", r.timing}, {"error", r.error}});
+    std::cout << json{{"schema", "cuda-memory-labs/bench/1"}, {"lab", lab.folder}, {"seed", seed},
+                      {"gpu", s.device.name}, {"memcpy_gbps", s.device.memcpy_gbps.value_or(0)}, {"rows", jr}}.dump(2)
+              << "\n";
+  } else {
+    std::cout << "\n" << table;
+    if (s.device.memcpy_gbps) std::cout << "\nprobe: cudaMemcpy D2D 256 MiB " << fmt(*s.device.memcpy_gbps, 0) << " GB/s\n";
+    if (!o.out.empty()) std::cout << "written to " << o.out << "\n";
+  }
+  for (const auto& r : rows)
+    if (r.timing.is_null()) return kExitStepFailed;
+  return kExitPass;
+}
+
+}  // namespace
+
+Command bench_command() {
+  return {"bench", "Time baseline, your kernel, other candidates and the reference; --out writes a markdown table",
+          [](CLI::App& sub, GlobalOptions& g) -> std::function<int()> {
+            auto o = std::make_shared<BenchOptions>();
+            sub.add_option("lab", o->lab, "the lab")->required();
+            sub.add_option("--candidate", o->candidates, "another kernel.cu to time (repeatable)");
+            sub.add_option("--out", o->out, "markdown file whose section for this lab is (re)written");
+            sub.add_option("--seed", o->seed, "input seed");
+            sub.add_option("--cap", o->cap_s, "seconds of timing per case and kernel (default 3)");
+            return [o, &g] { return run_bench(*o, g); };
+          }};
+}
+
+}  // namespace grader

@@ -1,0 +1,85 @@
+// grader doctor — is this machine ready to grade? Toolkit, driver, GPU,
+// measured copy bandwidth, the profilers; each line says what to do when not.
+#include <iostream>
+
+#include "app.hpp"
+#include "session.hpp"
+#include "terminal.hpp"
+
+namespace grader {
+namespace {
+
+std::string gb(long long bytes) { return std::to_string(bytes / 1000000) + " MB"; }
+
+int run_doctor(const GlobalOptions& g) {
+  nlohmann::json j = {{"schema", "cuda-memory-labs/doctor/1"}};
+  const Course course = Course::discover(g.root);
+  j["course"] = course.root().string();
+  j["labs"] = course.labs().size();
+  std::optional<Session> session;
+  try {
+    session.emplace(Session::open(g, /*measure_bandwidth=*/true));
+  } catch (const EnvironmentError& e) {
+    j["toolkit"] = {{"ok", false}, {"error", e.what()}};
+  }
+  int code = kExitPass;
+  if (session) {
+    const auto& t = session->toolchain;
+    const auto& d = session->device;
+    j["toolkit"] = {{"ok", true}, {"nvcc", t.nvcc.string()}, {"version", t.version}};
+    j["ncu"] = t.ncu ? nlohmann::json(t.ncu->string()) : nlohmann::json(nullptr);
+    j["compute_sanitizer"] = t.compute_sanitizer ? nlohmann::json(t.compute_sanitizer->string()) : nlohmann::json(nullptr);
+    j["driver"] = cuda_version_string(d.driver_version);
+    j["runtime"] = cuda_version_string(d.runtime_version);
+    j["arch"] = session->builder->settings().arch;
+    j["gpu"] = d.present ? d.raw : nlohmann::json(nullptr);
+    if (!d.present) {
+      j["no_gpu_reason"] = d.reason;
+      code = kExitEnvironment;
+    }
+  } else {
+    code = kExitEnvironment;
+  }
+  if (g.json) {
+    std::cout << j.dump(2) << "\n";
+    return code;
+  }
+  const auto line = [](bool ok, const std::string& what, const std::string& text) {
+    std::cout << "  " << (ok ? Style::pass_mark() : Style::fail_mark()) << " " << Style::bold(what) << "  " << text << "\n";
+  };
+  std::cout << "course  " << course.root().string() << " (" << course.labs().size() << " labs)\n\n";
+  if (!session) {
+    line(false, "toolkit", j["toolkit"]["error"].get<std::string>());
+    return code;
+  }
+  const auto& t = session->toolchain;
+  const auto& d = session->device;
+  line(true, "toolkit", "nvcc " + t.version + " at " + t.nvcc.string());
+  line(d.driver_version > 0, "driver", d.driver_version > 0 ? "CUDA " + cuda_version_string(d.driver_version)
+                                                            : "no NVIDIA driver found");
+  if (d.present) {
+    line(true, "GPU", d.name + " · " + d.arch + " · " + std::to_string(d.sms) + " SMs · L2 " + gb(d.l2_bytes) + " · " +
+                          gb(d.global_mem_bytes));
+    if (d.memcpy_gbps)
+      line(true, "memcpy", std::to_string(static_cast<int>(*d.memcpy_gbps)) +
+                               " GB/s device-to-device (read + write): every lab's \"% of peak\" is against the copy "
+                               "bandwidth measured in the same run");
+  } else {
+    line(false, "GPU", "none: " + d.reason + ". Static checks still run; GPU steps are skipped (exit code 4).");
+  }
+  line(true, "arch", "building for " + session->builder->settings().arch +
+                         (g.arch.empty() ? (d.present ? " (this GPU)" : " (default; --arch to change)") : " (--arch)"));
+  line(t.ncu.has_value(), "ncu", t.ncu ? t.ncu->string() : "not found: hardware-counter checks fall back to timing");
+  line(t.compute_sanitizer.has_value(), "compute-sanitizer",
+       t.compute_sanitizer ? t.compute_sanitizer->string() : "not found: sanitizer checks are skipped");
+  return code;
+}
+
+}  // namespace
+
+Command doctor_command() {
+  return {"doctor", "Check the toolkit, driver and GPU, and measure copy bandwidth",
+          [](CLI::App&, GlobalOptions& g) -> std::function<int()> { return [&g] { return run_doctor(g); }; }};
+}
+
+}  // namespace grader

@@ -1,0 +1,30 @@
+// What GPU (if any) the grader will run on, learned from the probe program.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace grader {
+
+class Builder;
+
+struct DeviceInfo {
+  bool present = false;
+  std::string reason;  // why there is no device, in the runtime's words
+  std::string name, arch;
+  int sms = 0, driver_version = 0, runtime_version = 0;
+  long long l2_bytes = 0, global_mem_bytes = 0;
+  std::optional<double> memcpy_gbps;
+  nlohmann::json raw;
+};
+
+// Runs the probe. GRADER_NO_GPU=1 pretends there is no device (to test the
+// no-GPU path on a GPU machine).
+DeviceInfo probe_device(Builder& builder, const std::filesystem::path& work_dir, bool measure_bandwidth);
+
+// "13.0" from 13000.
+std::string cuda_version_string(int version);
+
+}  // namespace grader

@@ -1,0 +1,61 @@
+// The grading loop for one lab: build the student's and the reference runner,
+// then grade the manifest's steps in order with the checks each names.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "builder.hpp"
+#include "course.hpp"
+#include "manifest.hpp"
+#include "session.hpp"
+
+namespace grader {
+
+struct GradeOptions {
+  std::optional<std::filesystem::path> submission;  // default: the lab's kernel.cu
+  std::optional<std::uint64_t> seed;                // default: fresh every grade
+  bool all_steps = false;                           // grade past the first failing step
+  double cap_s = 3.0;                               // timing cap per case
+};
+
+struct CheckResult {
+  std::string kind;
+  std::string status = "pass";  // "pass" | "fail" | "skipped"
+  std::string summary;          // one line
+  std::vector<std::string> details;
+  std::string symptom;          // e.g. "implausibly_fast", "unwritten", "canary", "noisy"
+  nlohmann::json data = nlohmann::json::object();
+};
+
+struct StepResult {
+  int id = 0;
+  std::string title;
+  int points = 0;
+  std::string status = "locked";  // "pass" | "fail" | "skipped" | "locked"
+  std::vector<CheckResult> checks;
+};
+
+struct GradeReport {
+  std::string lab_folder, lab_id, title, submission, arch;
+  std::uint64_t seed = 0;
+  DeviceInfo device;
+  RunnerBuild student_build, reference_build;
+  std::vector<StepResult> steps;
+  std::optional<int> current_step;  // the first step not passed
+  std::vector<std::string> notes;
+  std::string program_output;       // what the student's program printed, truncated
+  double seconds = 0;
+  int exit_code = 0;
+};
+
+GradeReport grade_lab(Session& session, const LabInfo& lab, const Manifest& manifest, const GradeOptions& options);
+
+nlohmann::json report_to_json(const GradeReport& report);
+void print_report(const GradeReport& report, bool verbose);
+
+}  // namespace grader

@@ -1,0 +1,39 @@
+#include "session.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+
+namespace fs = std::filesystem;
+
+namespace grader {
+
+namespace {
+constexpr const char* kDefaultArch = "sm_90";  // Hopper: what the course is measured on
+}
+
+Session Session::open(const GlobalOptions& global, bool measure_bandwidth) {
+  Session s{global, Course::discover(global.root), {}, nullptr, {}};
+  s.toolchain = detect_toolchain();
+  BuildSettings b;
+  b.course_root = s.course.root();
+  b.cache_dir = s.course.state_dir() / "cache";
+  b.verbose = global.verbose;
+  s.builder = std::make_unique<Builder>(s.toolchain, b);
+  s.device = probe_device(*s.builder, s.new_run_dir("probe"), measure_bandwidth);
+  b.arch = !global.arch.empty() ? global.arch : (s.device.present ? s.device.arch : kDefaultArch);
+  s.builder = std::make_unique<Builder>(s.toolchain, b);
+  return s;
+}
+
+fs::path Session::new_run_dir(const std::string& tag) const {
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now).count();
+  static int counter = 0;
+  const fs::path dir = course.state_dir() / "runs" /
+                       (tag + "-" + std::to_string(ms) + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+  fs::create_directories(dir);
+  return dir;
+}
+
+}  // namespace grader

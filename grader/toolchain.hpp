@@ -1,0 +1,28 @@
+// Finding the CUDA toolkit. The grader must work from a non-login shell, where
+// /usr/local/cuda/bin is often not on PATH, so it looks in the usual places too.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace grader {
+
+class EnvironmentError : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Toolchain {
+  std::filesystem::path nvcc;
+  std::string version;  // "13.0.88", from nvcc --version
+  std::optional<std::filesystem::path> ncu, compute_sanitizer, cuobjdump;
+};
+
+std::optional<std::filesystem::path> find_on_path(const std::string& program);
+// CUDACXX, then PATH, then $CUDA_HOME/bin, then the compiler CMake found, then /usr/local/cuda/bin.
+std::optional<std::filesystem::path> find_nvcc();
+// Throws EnvironmentError naming what to install when nvcc is missing or broken.
+Toolchain detect_toolchain();
+
+}  // namespace grader

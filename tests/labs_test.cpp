@@ -1,0 +1,355 @@
+// The course, graded by the real grader binary. Every lab's solution passes,
+// every skeleton fails its first step, and every known-wrong submission in
+// tests/fixtures/<lab>/ gets the verdict its header states:
+//
+//   // expect: build fails
+//   // expect: step 1 fails: ptx
+//   // expect: step 1 fails: correct (canary)      <- kind, then the symptom
+//   // expect: all pass
+//
+// Static tests run anywhere nvcc does (the grader is told there is no GPU);
+// Gpu tests need a device and skip, saying why, without one.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "builder.hpp"
+#include "child_process.hpp"
+#include "course.hpp"
+#include "manifest.hpp"
+#include "runner_client.hpp"
+#include "toolchain.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const fs::path kRoot = COURSE_ROOT;
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+struct GraderRun {
+  int exit_code = -1;
+  json out;
+  std::string raw, err;
+};
+
+GraderRun run_grader(std::vector<std::string> args, bool no_gpu) {
+  static int counter = 0;
+  const fs::path dir = fs::temp_directory_path() / ("labs_test-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+  fs::create_directories(dir);
+  grader::ChildOptions o;
+  o.argv = {GRADER_BIN, "--json", "--root", kRoot.string()};
+  o.argv.insert(o.argv.end(), args.begin(), args.end());
+  o.timeout_s = 900;
+  o.stdout_file = dir / "out";
+  o.stderr_file = dir / "err";
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e)
+    if (std::string(*e).rfind("GRADER_NO_GPU=", 0) != 0) env.emplace_back(*e);
+  if (no_gpu) env.emplace_back("GRADER_NO_GPU=1");
+  o.env = env;
+  const auto r = grader::run_child(o);
+  GraderRun g;
+  g.exit_code = r.exited ? r.exit_code : -1;
+  g.raw = read(o.stdout_file);
+  g.err = read(o.stderr_file);
+  try {
+    g.out = json::parse(g.raw);
+  } catch (...) {
+  }
+  fs::remove_all(dir);
+  return g;
+}
+
+// The reason GPU tests cannot run here, or "" when a device is visible.
+const std::string& no_gpu_reason() {
+  static const std::string reason = [] {
+    const GraderRun d = run_grader({"doctor"}, false);
+    if (d.out.is_object() && d.out.contains("gpu") && !d.out["gpu"].is_null()) return std::string();
+    if (d.out.is_object() && d.out.contains("no_gpu_reason")) return "no GPU: " + d.out["no_gpu_reason"].get<std::string>();
+    return "no GPU (grader doctor: " + d.raw + d.err + ")";
+  }();
+  return reason;
+}
+
+#define REQUIRE_GPU()                                      \
+  do {                                                     \
+    if (!no_gpu_reason().empty()) GTEST_SKIP() << no_gpu_reason(); \
+  } while (0)
+
+struct Expectation {
+  enum Kind { all_pass, build_fails, step_fails } kind = all_pass;
+  int step = 0;
+  std::string check, symptom;
+  bool is_static() const { return kind != step_fails || check == "ptx" || check == "ptxas"; }
+  std::string text;
+};
+
+Expectation parse_expectation(const fs::path& file) {
+  const std::string src = read(file);
+  std::smatch m;
+  Expectation e;
+  if (!std::regex_search(src, m, std::regex(R"(// expect: ([^\n]*))")))
+    throw std::runtime_error(file.string() + " has no // expect: line");
+  e.text = m[1];
+  std::smatch s;
+  if (e.text == "all pass") e.kind = Expectation::all_pass;
+  else if (e.text == "build fails") e.kind = Expectation::build_fails;
+  else if (std::regex_match(e.text, s, std::regex(R"(step (\d+) fails: ([a-z_]+)(?: \(([a-z_]+)\))?)"))) {
+    e.kind = Expectation::step_fails;
+    e.step = std::stoi(s[1]);
+    e.check = s[2];
+    e.symptom = s[3];
+  } else {
+    throw std::runtime_error(file.string() + ": cannot read the expectation \"" + e.text + "\"");
+  }
+  return e;
+}
+
+const json* first_failing_step(const json& report) {
+  for (const auto& s : report["steps"])
+    if (s["status"] == "fail") return &s;
+  return nullptr;
+}
+
+// Checks a grade report against an expectation; returns "" when it matches.
+std::string mismatch(const GraderRun& g, const Expectation& e) {
+  if (!g.out.is_object()) return "no JSON report; stdout: " + g.raw + " stderr: " + g.err;
+  const std::string got = g.out.dump(1).substr(0, 6000);
+  switch (e.kind) {
+    case Expectation::all_pass:
+      return g.exit_code == 0 ? "" : "expected every step to pass, exit " + std::to_string(g.exit_code) + ": " + got;
+    case Expectation::build_fails:
+      return g.exit_code == 3 ? "" : "expected a build failure (exit 3), got exit " + std::to_string(g.exit_code) + ": " + got;
+    case Expectation::step_fails: {
+      if (g.exit_code != 1) return "expected exit 1, got " + std::to_string(g.exit_code) + ": " + got;
+      const json* step = first_failing_step(g.out);
+      if (!step || (*step)["id"] != e.step) return "expected step " + std::to_string(e.step) + " to fail first: " + got;
+      for (const auto& c : (*step)["checks"])
+        if (c["status"] == "fail" && c["kind"] == e.check && (e.symptom.empty() || c["symptom"] == e.symptom))
+          return "";
+      return "step " + std::to_string(e.step) + " failed, but not with " + e.check +
+             (e.symptom.empty() ? "" : " (" + e.symptom + ")") + ": " + got;
+    }
+  }
+  return "?";
+}
+
+std::vector<std::string> lab_folders() {
+  std::vector<std::string> labs;
+  for (const auto& l : grader::Course::open(kRoot).labs()) labs.push_back(l.folder);
+  return labs;
+}
+
+struct Fixture {
+  std::string lab, name;
+  fs::path file;
+};
+
+std::vector<Fixture> fixtures() {
+  std::vector<Fixture> all;
+  const fs::path dir = kRoot / "tests" / "fixtures";
+  if (!fs::exists(dir)) return all;
+  for (const auto& lab : lab_folders()) {
+    if (!fs::exists(dir / lab)) continue;
+    std::vector<fs::path> files;
+    for (const auto& f : fs::directory_iterator(dir / lab))
+      if (f.path().extension() == ".cu") files.push_back(f.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) all.push_back({lab, f.stem().string(), f});
+  }
+  return all;
+}
+
+std::string test_name(const std::string& s) {
+  std::string n;
+  for (char c : s) n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return n;
+}
+
+// ---- the course's shape (no compiler needed) ----
+
+TEST(Course, EveryLabHasItsFilesAndAValidManifest) {
+  const auto course = grader::Course::open(kRoot);
+  ASSERT_FALSE(course.labs().empty());
+  for (const auto& lab : course.labs()) {
+    for (const char* f : {"README.md", "lab.json", "lab.cuh", "kernel.cu", "driver.cu"})
+      EXPECT_TRUE(fs::exists(lab.dir / f)) << lab.folder << " lacks " << f;
+    EXPECT_TRUE(fs::exists(course.solution_kernel(lab))) << lab.folder << " has no solution";
+    EXPECT_NO_THROW(grader::load_manifest(lab.dir / "lab.json")) << lab.folder;
+  }
+}
+
+TEST(Course, SkeletonsHaveTodoMarkersForRealStepsAndSolutionsHaveNone) {
+  const auto course = grader::Course::open(kRoot);
+  const std::regex marker(R"(// TODO\(step (\d+)\): \S.*\(~\d+ lines?\))");
+  for (const auto& lab : course.labs()) {
+    const auto manifest = grader::load_manifest(lab.dir / "lab.json");
+    const std::string skeleton = read(lab.dir / "kernel.cu");
+    int markers = 0;
+    for (auto it = std::sregex_iterator(skeleton.begin(), skeleton.end(), marker); it != std::sregex_iterator(); ++it) {
+      ++markers;
+      EXPECT_NE(manifest.find_step(std::stoi((*it)[1])), nullptr) << lab.folder << ": " << it->str();
+    }
+    EXPECT_GT(markers, 0) << lab.folder << "/kernel.cu has no well-formed TODO(step N) marker";
+    EXPECT_EQ(read(course.solution_kernel(lab)).find("TODO(step"), std::string::npos) << lab.folder;
+  }
+}
+
+// The solution is the skeleton with the TODO regions filled in, nothing else:
+// every differing hunk must replace a TODO(step N) marker line.
+TEST(Course, SolutionsDifferFromSkeletonsOnlyAtTodoMarkers) {
+  const auto course = grader::Course::open(kRoot);
+  auto lines = [](const std::string& s) {
+    std::vector<std::string> v;
+    std::stringstream ss(s);
+    for (std::string l; std::getline(ss, l);) v.push_back(l);
+    return v;
+  };
+  for (const auto& lab : course.labs()) {
+    const auto a = lines(read(lab.dir / "kernel.cu"));
+    const auto b = lines(read(course.solution_kernel(lab)));
+    // Longest common subsequence of lines; the rest are hunks.
+    std::vector<std::vector<int>> lcs(a.size() + 1, std::vector<int>(b.size() + 1, 0));
+    for (std::size_t i = a.size(); i-- > 0;)
+      for (std::size_t j = b.size(); j-- > 0;)
+        lcs[i][j] = a[i] == b[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+    std::size_t i = 0, j = 0;
+    while (i < a.size() || j < b.size()) {
+      if (i < a.size() && j < b.size() && a[i] == b[j]) {
+        ++i, ++j;
+        continue;
+      }
+      const std::size_t hunk_start = i + 1;
+      bool has_marker = false;
+      std::string added;
+      while ((i < a.size() || j < b.size()) && !(i < a.size() && j < b.size() && a[i] == b[j])) {
+        if (j >= b.size() || (i < a.size() && lcs[i + 1][j] >= lcs[i][j + 1])) {
+          has_marker = has_marker || a[i].find("TODO(step") != std::string::npos;
+          ++i;
+        } else {
+          added += b[j++] + "\n";
+        }
+      }
+      EXPECT_TRUE(has_marker) << lab.folder << ": the solution changes kernel.cu near line " << hunk_start
+                              << " where there is no TODO(step N) marker:\n" << added;
+    }
+  }
+}
+
+// ---- static: real nvcc builds, no GPU ----
+
+class StaticLab : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(StaticLab, SolutionPassesEveryStaticCheck) {
+  const auto g = run_grader({"grade", GetParam(), "--submission", (kRoot / "solutions" / GetParam() / "kernel.cu").string()}, true);
+  ASSERT_TRUE(g.out.is_object()) << g.raw << g.err;
+  EXPECT_EQ(first_failing_step(g.out), nullptr) << g.out.dump(1);
+  EXPECT_TRUE(g.exit_code == 0 || g.exit_code == 4) << g.out.dump(1);
+}
+
+TEST_P(StaticLab, SkeletonBuilds) {
+  const auto g = run_grader({"grade", GetParam()}, true);
+  ASSERT_TRUE(g.out.is_object()) << g.raw << g.err;
+  EXPECT_NE(g.exit_code, 3) << g.out.dump(1);
+  EXPECT_TRUE(g.out["build"]["student"]["ok"].get<bool>());
+}
+
+INSTANTIATE_TEST_SUITE_P(Static, StaticLab, ::testing::ValuesIn(lab_folders()),
+                         [](const auto& info) { return test_name(info.param); });
+
+class StaticFixture : public ::testing::TestWithParam<Fixture> {};
+
+// A fixture expected to fail statically fails the same way without a GPU; one
+// expected to fail on the GPU must not fail any static check.
+TEST_P(StaticFixture, StaticVerdict) {
+  const Fixture& f = GetParam();
+  const Expectation e = parse_expectation(f.file);
+  const auto g = run_grader({"grade", f.lab, "--submission", f.file.string()}, true);
+  if (e.is_static()) {
+    EXPECT_EQ(mismatch(g, e), "") << f.file;
+  } else {
+    ASSERT_TRUE(g.out.is_object()) << g.raw << g.err;
+    const json* step = first_failing_step(g.out);
+    EXPECT_TRUE(step == nullptr || (*step)["id"].get<int>() >= e.step) << g.out.dump(1);
+    EXPECT_EQ(g.exit_code, step ? 1 : 4) << g.out.dump(1);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Static, StaticFixture, ::testing::ValuesIn(fixtures()),
+                         [](const auto& info) { return test_name(info.param.lab.substr(0, 5) + "_" + info.param.name); });
+
+// ---- gpu ----
+
+class GpuLab : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GpuLab, SolutionPassesEveryStep) {
+  REQUIRE_GPU();
+  const auto g = run_grader({"grade", GetParam(), "--submission", (kRoot / "solutions" / GetParam() / "kernel.cu").string()}, false);
+  EXPECT_EQ(mismatch(g, Expectation{}), "");
+}
+
+TEST_P(GpuLab, SkeletonFailsStepOne) {
+  REQUIRE_GPU();
+  const auto g = run_grader({"grade", GetParam(), "--submission", (kRoot / "labs" / GetParam() / "kernel.cu").string()}, false);
+  ASSERT_TRUE(g.out.is_object()) << g.raw << g.err;
+  EXPECT_EQ(g.exit_code, 1) << g.out.dump(1);
+  const json* step = first_failing_step(g.out);
+  ASSERT_NE(step, nullptr) << g.out.dump(1);
+  EXPECT_EQ((*step)["id"], 1) << g.out.dump(1);
+}
+
+// The reference itself against the float64 CPU oracle, on every correctness case.
+TEST_P(GpuLab, ReferenceMatchesTheFloat64Oracle) {
+  REQUIRE_GPU();
+  const auto course = grader::Course::open(kRoot);
+  const auto& lab = course.resolve(GetParam());
+  const auto manifest = grader::load_manifest(lab.dir / "lab.json");
+  grader::BuildSettings settings;
+  settings.course_root = kRoot;
+  settings.cache_dir = course.state_dir() / "cache";
+  const fs::path work = fs::temp_directory_path() / ("oracle-" + std::to_string(getpid()));
+  // Built for the visible GPU, as the grader would build it.
+  settings.arch = run_grader({"doctor"}, false).out.value("arch", std::string("sm_90"));
+  grader::Builder builder(grader::detect_toolchain(), settings);
+  const auto builds = builder.build({{lab.dir, course.solution_kernel(lab), "solution", manifest.link}});
+  ASSERT_TRUE(builds[0].ok) << builds[0].diagnostics;
+  grader::RunnerCall call;
+  call.runner = builds[0].runner;
+  call.args = {"oracle", "--seed", "12345"};
+  for (const auto& step : manifest.steps)
+    for (const auto& c : step.checks)
+      if (c.kind == "correct")
+        for (const auto& name : c.cases) call.args.insert(call.args.end(), {"--case", name});
+  call.work_dir = work;
+  call.timeout_s = 600;
+  const auto out = grader::call_runner(call);
+  EXPECT_TRUE(out.ok()) << out.message << "\n" << out.result.dump(1);
+  fs::remove_all(work);
+}
+
+INSTANTIATE_TEST_SUITE_P(Gpu, GpuLab, ::testing::ValuesIn(lab_folders()),
+                         [](const auto& info) { return test_name(info.param); });
+
+class GpuFixture : public ::testing::TestWithParam<Fixture> {};
+
+TEST_P(GpuFixture, Verdict) {
+  REQUIRE_GPU();
+  const Fixture& f = GetParam();
+  const auto g = run_grader({"grade", f.lab, "--submission", f.file.string()}, false);
+  EXPECT_EQ(mismatch(g, parse_expectation(f.file)), "") << f.file;
+}
+
+INSTANTIATE_TEST_SUITE_P(Gpu, GpuFixture, ::testing::ValuesIn(fixtures()),
+                         [](const auto& info) { return test_name(info.param.lab.substr(0, 5) + "_" + info.param.name); });
+
+}  // namespace
