@@ -51,8 +51,9 @@ json probe(bool bandwidth) {
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess || count == 0) {
     j["devices"] = 0;
-    j["reason"] = err != cudaSuccess ? std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err)
-                                     : "the driver reports no CUDA device";
+    if (driver == 0) j["reason"] = "no NVIDIA driver is loaded on this machine";
+    else if (err != cudaSuccess) j["reason"] = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
+    else j["reason"] = "the driver reports no CUDA device";
     return j;
   }
   j["devices"] = count;

@@ -86,7 +86,7 @@ void print_report(const GradeReport& r, bool verbose) {
     if (s.status == "locked") std::cout << Style::dim("  (locked: pass the steps before it)");
     std::cout << "\n";
     for (const auto& c : s.checks) {
-      std::cout << "      " << mark(c.status) << " " << c.summary << "\n";
+      std::cout << "      " << mark(c.status) << " " << Style::dim(c.kind + ":") << " " << c.summary << "\n";
       for (const auto& d : c.details) std::cout << "          " << Style::dim(d) << "\n";
     }
   }

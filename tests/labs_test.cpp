@@ -22,6 +22,7 @@
 #include "course.hpp"
 #include "manifest.hpp"
 #include "runner_client.hpp"
+#include "todo_regions.hpp"
 #include "toolchain.hpp"
 
 namespace fs = std::filesystem;
@@ -146,7 +147,8 @@ std::string mismatch(const GraderRun& g, const Expectation& e) {
 
 std::vector<std::string> lab_folders() {
   std::vector<std::string> labs;
-  for (const auto& l : grader::Course::open(kRoot).labs()) labs.push_back(l.folder);
+  const auto course = grader::Course::open(kRoot);
+  for (const auto& l : course.labs()) labs.push_back(l.folder);
   return labs;
 }
 
@@ -154,6 +156,9 @@ struct Fixture {
   std::string lab, name;
   fs::path file;
 };
+
+// So test names and failure messages show "lab/fixture", not bytes.
+void PrintTo(const Fixture& f, std::ostream* os) { *os << f.lab << "/" << f.name; }
 
 std::vector<Fixture> fixtures() {
   std::vector<Fixture> all;
@@ -209,39 +214,12 @@ TEST(Course, SkeletonsHaveTodoMarkersForRealStepsAndSolutionsHaveNone) {
 // every differing hunk must replace a TODO(step N) marker line.
 TEST(Course, SolutionsDifferFromSkeletonsOnlyAtTodoMarkers) {
   const auto course = grader::Course::open(kRoot);
-  auto lines = [](const std::string& s) {
-    std::vector<std::string> v;
-    std::stringstream ss(s);
-    for (std::string l; std::getline(ss, l);) v.push_back(l);
-    return v;
-  };
   for (const auto& lab : course.labs()) {
-    const auto a = lines(read(lab.dir / "kernel.cu"));
-    const auto b = lines(read(course.solution_kernel(lab)));
-    // Longest common subsequence of lines; the rest are hunks.
-    std::vector<std::vector<int>> lcs(a.size() + 1, std::vector<int>(b.size() + 1, 0));
-    for (std::size_t i = a.size(); i-- > 0;)
-      for (std::size_t j = b.size(); j-- > 0;)
-        lcs[i][j] = a[i] == b[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
-    std::size_t i = 0, j = 0;
-    while (i < a.size() || j < b.size()) {
-      if (i < a.size() && j < b.size() && a[i] == b[j]) {
-        ++i, ++j;
-        continue;
-      }
-      const std::size_t hunk_start = i + 1;
-      bool has_marker = false;
+    for (const auto& h : grader::stray_hunks(read(lab.dir / "kernel.cu"), read(course.solution_kernel(lab)))) {
       std::string added;
-      while ((i < a.size() || j < b.size()) && !(i < a.size() && j < b.size() && a[i] == b[j])) {
-        if (j >= b.size() || (i < a.size() && lcs[i + 1][j] >= lcs[i][j + 1])) {
-          has_marker = has_marker || a[i].find("TODO(step") != std::string::npos;
-          ++i;
-        } else {
-          added += b[j++] + "\n";
-        }
-      }
-      EXPECT_TRUE(has_marker) << lab.folder << ": the solution changes kernel.cu near line " << hunk_start
-                              << " where there is no TODO(step N) marker:\n" << added;
+      for (const auto& l : h.added) added += l + "\n";
+      ADD_FAILURE() << lab.folder << ": the solution changes kernel.cu at line " << h.skeleton_line
+                    << ", outside every TODO(step N) region:\n" << added;
     }
   }
 }
