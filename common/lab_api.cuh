@@ -21,6 +21,15 @@ namespace memlabs {
 
 enum class Variant { candidate, baseline };
 
+// Something the driver checked about the student's run that is not an output
+// value: a pointer is managed, no device memory leaked, a reported device
+// property matches the runtime's. Graded by the manifest's "api" checks.
+struct Fact {
+  std::string name;    // as named in lab.json
+  bool ok = false;
+  std::string detail;  // what was seen, e.g. "expected 132, got 0"
+};
+
 class Problem {
  public:
   virtual ~Problem() = default;
@@ -39,6 +48,8 @@ class Problem {
   // one vector per output, in the order of outputs(). Used to validate the
   // reference in the test suite; only called on small cases.
   virtual std::vector<std::vector<double>> oracle() const = 0;
+  // Facts about the last run of the candidate (default: none).
+  virtual std::vector<Fact> facts() { return {}; }
 };
 
 struct CaseInfo {

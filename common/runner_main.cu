@@ -195,6 +195,10 @@ int mode_run(const memlabs::LabDefinition& lab, const Args& a, cudaStream_t s, j
       if (!out) throw std::runtime_error("cannot write " + file.string());
       c["outputs"][k]["file"] = file.string();
     }
+    if (variant == memlabs::Variant::candidate) {
+      c["facts"] = json::array();
+      for (const auto& f : p->facts()) c["facts"].push_back({{"name", f.name}, {"ok", f.ok}, {"detail", f.detail}});
+    }
     c["status"] = all_clean(snaps) ? "ok" : "bad_output";
     all_ok = all_ok && all_clean(snaps);
   }

@@ -71,6 +71,7 @@ class LabGrader {
   CheckResult check_ptxas(const Check& c);
   CheckResult check_correct(const Check& c);
   CheckResult check_timing(const Check& c);
+  CheckResult check_api(const Check& c);
   void run_correctness();
   const RunnerOutcome& timing_for(const std::string& case_name);
   std::optional<std::string> gpu_unavailable() const;
@@ -191,9 +192,8 @@ void LabGrader::run_correctness() {
   std::vector<std::string> args = {"run", "--seed", std::to_string(rep_.seed)};
   for (const auto& step : m_.steps)
     for (const auto& c : step.checks)
-      if (c.kind == "correct")
-        for (const auto& name : c.cases)
-          if (std::find(args.begin(), args.end(), name) == args.end()) args.insert(args.end(), {"--case", name});
+      for (const auto& name : c.kind == "correct" ? c.cases : c.kind == "api" ? std::vector<std::string>{c.case_name} : std::vector<std::string>{})
+        if (std::find(args.begin(), args.end(), name) == args.end()) args.insert(args.end(), {"--case", name});
   auto call = [&](const fs::path& runner, const std::string& tag, const std::string& who) {
     RunnerCall rc;
     rc.runner = runner;
@@ -372,10 +372,47 @@ CheckResult LabGrader::check_timing(const Check& c) {
   return r;
 }
 
+CheckResult LabGrader::check_api(const Check& c) {
+  if (auto why = gpu_unavailable()) return skipped(c, *why);
+  if (!rep_.reference_build.ok) return skipped(c, "no reference runner to run the case with");
+  run_correctness();
+  const json* got = find_case(student_run_.result, c.case_name);
+  if (!got || got->value("status", "") == "running")
+    return failed(c, student_run_.message.empty() ? "case " + c.case_name + " did not run" : student_run_.message,
+                  student_run_.category);
+  CheckResult r;
+  r.kind = c.kind;
+  std::vector<std::string> good;
+  std::map<std::string, const json*> reported;
+  for (const auto& f : got->value("facts", json::array())) reported[f.value("name", "")] = &f;
+  std::vector<std::string> wanted = c.facts;
+  if (wanted.empty())
+    for (const auto& [name, _] : reported) wanted.push_back(name);
+  for (const auto& name : wanted) {
+    const auto it = reported.find(name);
+    if (it == reported.end()) {
+      r.status = "fail";
+      r.details.push_back(name + ": not reported by the driver (a course problem)");
+    } else if (!it->second->value("ok", false)) {
+      r.status = "fail";
+      r.details.push_back(name + ": " + it->second->value("detail", std::string("does not hold")));
+    } else {
+      good.push_back(name);
+    }
+  }
+  r.data = {{"case", c.case_name}, {"facts", got->value("facts", json::array())}};
+  if (r.status == "pass") r.summary = join(good, ", ") + " (case " + c.case_name + ")";
+  else r.summary = std::to_string(wanted.size() - good.size()) + " of " + std::to_string(wanted.size()) +
+                   " facts do not hold (case " + c.case_name + ")";
+  if (r.status == "fail") r.symptom = "api";
+  return r;
+}
+
 CheckResult LabGrader::check(const Check& c) {
   if (c.kind == "ptx") return check_ptx(c);
   if (c.kind == "ptxas") return check_ptxas(c);
   if (c.kind == "correct") return check_correct(c);
+  if (c.kind == "api") return check_api(c);
   return check_timing(c);
 }
 

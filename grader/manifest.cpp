@@ -29,6 +29,7 @@ std::vector<std::string> keys_of_kind(const std::string& kind) {
   if (kind == "correct") return {"kind", "cases"};
   if (kind == "speedup") return {"kind", "case", "min", "over"};
   if (kind == "fraction_of_peak") return {"kind", "case", "min"};
+  if (kind == "api") return {"kind", "case", "facts"};
   return {};
 }
 
@@ -238,6 +239,17 @@ void read_timed(const Reader& r, const json& v, const std::string& path, Check& 
   }
 }
 
+// Facts the driver reports about the student's run (a pointer is managed, no
+// memory leaked, a device property matches the runtime's): every named fact
+// must hold, or every reported one when "facts" is absent.
+void read_api(const Reader& r, const json& v, const std::string& path, Check& c) {
+  c.case_name = r.text(r.required(v, path, "case", "the name of a case"), at(path, "case"));
+  if (auto* f = Reader::optional(v, "facts")) {
+    c.facts = r.text_list(*f, at(path, "facts"));
+    if (c.facts.empty()) r.fail(at(path, "facts"), "expected a non-empty array of fact names (or leave it out: every fact)");
+  }
+}
+
 Check read_check(const Reader& r, const json& v, const std::string& path) {
   const std::string kinds = join(known_check_kinds(), ", ");
   r.expect(v.is_object(), path, "a check object", v);
@@ -259,6 +271,7 @@ Check read_check(const Reader& r, const json& v, const std::string& path) {
   if (c.kind == "ptx") read_ptx(r, v, path, c);
   else if (c.kind == "ptxas") read_ptxas(r, v, path, c);
   else if (c.kind == "correct") read_correct(r, v, path, c);
+  else if (c.kind == "api") read_api(r, v, path, c);
   else read_timed(r, v, path, c);
   return c;
 }
@@ -315,7 +328,7 @@ void read_steps(const Reader& r, const json& steps, Manifest& m) {
 
 const std::vector<std::string>& known_check_kinds() {
   static const std::vector<std::string> kinds = {"correct", "speedup", "fraction_of_peak",
-                                                 "ptxas", "ptx"};
+                                                 "ptxas", "ptx", "api"};
   return kinds;
 }
 

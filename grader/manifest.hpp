@@ -18,12 +18,13 @@ namespace grader {
 inline constexpr int kManifestFormatVersion = 1;
 
 struct Check {
-  std::string kind;  // "correct" | "speedup" | "fraction_of_peak" | "ptxas" | "ptx"
+  std::string kind;  // "correct" | "speedup" | "fraction_of_peak" | "ptxas" | "ptx" | "api"
   std::string kernel;  // ptx, ptxas
   std::vector<std::string> must_contain, must_not_contain;  // ptx
   std::optional<int> max_stack_frame, max_spill_bytes, max_registers;  // ptxas
   std::vector<std::string> cases;  // correct
-  std::string case_name;  // speedup, fraction_of_peak ("case" in JSON)
+  std::string case_name;  // speedup, fraction_of_peak, api ("case" in JSON)
+  std::vector<std::string> facts;  // api: facts that must hold (empty: every reported fact)
   double min = 0;  // speedup: > 0; fraction_of_peak: in (0, 1]
   std::string over = "baseline";  // speedup
   // Static checks read the compiler's output only, so they run without a GPU.

@@ -149,6 +149,10 @@ void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
 json& check(json& m, int step, int index) { return m["steps"][step]["checks"][index]; }
 
 const std::vector<BadCase> kBadCases = {
+    {"ApiWithoutCase", [](json& m) { check(m, 0, 0) = {{"kind", "api"}, {"facts", {"managed"}}}; },
+     {"steps[0].checks[0]", "case: required key is missing"}},
+    {"ApiEmptyFacts", [](json& m) { check(m, 0, 0) = {{"kind", "api"}, {"case", "c"}, {"facts", json::array()}}; },
+     {"steps[0].checks[0].facts", "non-empty array of fact names"}},
     {"TopLevelNotObject", [](json& m) { m = json::array(); },
      {"labs/x/lab.json: ", "expected a JSON object at the top level, got an array"}},
     {"MissingFormatVersion", [](json& m) { m.erase("format_version"); },
@@ -374,3 +378,16 @@ TEST(LoadManifest, FolderInsteadOfFile) {
 
 }  // namespace
 }  // namespace grader
+
+TEST(Manifest, ApiCheckNamesACaseAndOptionallyItsFacts) {
+  json m = full_manifest();
+  check(m, 0, 0) = {{"kind", "api"}, {"case", "props"}, {"facts", {"sm_count", "warp_size"}}};
+  const Manifest parsed = parse_manifest(m, kSource);
+  const Check& c = parsed.steps[0].checks[0];
+  EXPECT_EQ(c.kind, "api");
+  EXPECT_EQ(c.case_name, "props");
+  EXPECT_EQ(c.facts, (std::vector<std::string>{"sm_count", "warp_size"}));
+  EXPECT_FALSE(c.is_static());
+  check(m, 0, 0).erase("facts");
+  EXPECT_TRUE(parse_manifest(m, kSource).steps[0].checks[0].facts.empty());
+}
