@@ -376,9 +376,6 @@ TEST(LoadManifest, FolderInsteadOfFile) {
   EXPECT_THROW(load_manifest(dir.path()), ManifestError);
 }
 
-}  // namespace
-}  // namespace grader
-
 TEST(Manifest, ApiCheckNamesACaseAndOptionallyItsFacts) {
   json m = full_manifest();
   check(m, 0, 0) = {{"kind", "api"}, {"case", "props"}, {"facts", {"sm_count", "warp_size"}}};
@@ -391,3 +388,6 @@ TEST(Manifest, ApiCheckNamesACaseAndOptionallyItsFacts) {
   check(m, 0, 0).erase("facts");
   EXPECT_TRUE(parse_manifest(m, kSource).steps[0].checks[0].facts.empty());
 }
+
+}  // namespace
+}  // namespace grader
