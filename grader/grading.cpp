@@ -443,6 +443,12 @@ GradeReport LabGrader::run() {
         any_skip = any_skip || sr.checks.back().status == "skipped";
       }
       sr.status = any_fail ? "fail" : any_skip ? "skipped" : "pass";
+      // The hint that matches what was measured beats the generic next hint.
+      for (const auto& c : sr.checks) {
+        const auto& hints = m_.steps[i].symptom_hints;
+        const auto h = c.status == "fail" ? hints.find(c.symptom) : hints.end();
+        if (h != hints.end() && sr.symptom_hint.empty()) sr.symptom_hint = h->second;
+      }
       if (sr.status != "pass" && !rep_.current_step) rep_.current_step = sr.id;
       blocked = blocked || any_fail;
     }

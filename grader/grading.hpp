@@ -38,6 +38,7 @@ struct StepResult {
   int points = 0;
   std::string status = "locked";  // "pass" | "fail" | "skipped" | "locked"
   std::vector<CheckResult> checks;
+  std::string symptom_hint;  // the manifest's hint for what was seen, when it has one
 };
 
 struct GradeReport {

@@ -47,7 +47,8 @@ json report_to_json(const GradeReport& r) {
   for (const auto& s : r.steps) {
     json checks = json::array();
     for (const auto& c : s.checks) checks.push_back(check_json(c));
-    steps.push_back({{"id", s.id}, {"title", s.title}, {"points", s.points}, {"status", s.status}, {"checks", checks}});
+    steps.push_back({{"id", s.id}, {"title", s.title}, {"points", s.points}, {"status", s.status}, {"checks", checks},
+                     {"symptom_hint", s.symptom_hint}});
   }
   json device = nullptr;
   if (r.device.present)
@@ -89,6 +90,7 @@ void print_report(const GradeReport& r, bool verbose) {
       std::cout << "      " << mark(c.status) << " " << Style::dim(c.kind + ":") << " " << c.summary << "\n";
       for (const auto& d : c.details) std::cout << "          " << Style::dim(d) << "\n";
     }
+    if (!s.symptom_hint.empty()) std::cout << "      " << Style::yellow("→ ") << s.symptom_hint << "\n";
   }
   if (!r.program_output.empty()) {
     std::cout << "\n  " << Style::bold("your program printed:") << "\n" << indent(r.program_output, "    | ") << "\n";
