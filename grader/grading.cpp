@@ -427,7 +427,7 @@ GradeReport LabGrader::run() {
   rep_.seed = o_.seed.value_or(std::random_device{}());  // fresh inputs every grade
   run_dir_ = s_.new_run_dir(lab_.id);
 
-  for (const auto& step : m_.steps) rep_.steps.push_back({step.id, step.title, step.points, "locked", {}});
+  for (const auto& step : m_.steps) rep_.steps.push_back({step.id, step.title, step.points, "locked", {}, ""});
   if (!build()) {
     rep_.exit_code = kExitBuildFailed;
     rep_.current_step = m_.steps.front().id;
