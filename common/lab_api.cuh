@@ -48,6 +48,10 @@ class Problem {
   // one vector per output, in the order of outputs(). Used to validate the
   // reference in the test suite; only called on small cases.
   virtual std::vector<std::vector<double>> oracle() const = 0;
+  // An optional library implementation timed alongside (cuBLAS, CUB), so a
+  // lab can report "% of cuBLAS" measured in the same run. Empty: none.
+  virtual std::string library_name() const { return ""; }
+  virtual void run_library(cudaStream_t) {}
   // Facts about the last run of the candidate (default: none).
   virtual std::vector<Fact> facts() { return {}; }
 };

@@ -279,6 +279,16 @@ int mode_time(const memlabs::LabDefinition& lab, const Args& a, cudaStream_t s, 
     t["memcpy_ms"] = memcpy_ms;
     t["memcpy_gbps"] = 2 * r.copy_bytes / (memcpy_ms * 1e6);
   }
+  if (!r.library.empty()) {
+    t["library"] = r.library;
+    t["library_ms"] = median_of(r.library_ms);
+    t["library_fraction"] = interval_json(r.library_fraction);
+  }
+  if (p->flops() > 0) {
+    t["baseline_gflops"] = p->flops() / (median_of(r.baseline_ms) * 1e6);
+    t["candidate_gflops"] = p->flops() / (median_of(r.candidate_ms) * 1e6);
+    if (!r.library.empty()) t["library_gflops"] = p->flops() / (median_of(r.library_ms) * 1e6);
+  }
   t["baseline_gbps"] = bytes / (median_of(r.baseline_ms) * 1e6);
   t["candidate_gbps"] = bytes / (median_of(r.candidate_ms) * 1e6);
   result["timing"] = t;

@@ -7,7 +7,7 @@
 namespace memlabs {
 namespace {
 
-enum Slot { kBaseline, kCandidate, kMemcpy };
+enum Slot { kBaseline, kCandidate, kMemcpy, kLibrary };
 
 class RoundRunner {
  public:
@@ -23,8 +23,12 @@ class RoundRunner {
       dst_ = DeviceBuffer<unsigned char>(copy_bytes_);
       CUDA_CHECK(cudaMemsetAsync(src_.data(), 1, copy_bytes_, stream_));
     }
-    order_ = has_memcpy() ? std::vector<Slot>{kBaseline, kCandidate, kMemcpy, kMemcpy, kCandidate, kBaseline}
-                          : std::vector<Slot>{kBaseline, kCandidate, kCandidate, kBaseline};
+    // Forward then backward, so drift within a round cancels in the ratios.
+    std::vector<Slot> forward = {kBaseline, kCandidate};
+    if (has_memcpy()) forward.push_back(kMemcpy);
+    if (!problem.library_name().empty()) forward.push_back(kLibrary);
+    order_ = forward;
+    order_.insert(order_.end(), forward.rbegin(), forward.rend());
     timers_.resize(order_.size());
   }
 
@@ -55,6 +59,7 @@ class RoundRunner {
         CUDA_CHECK(cudaMemcpyAsync(dst_.data(), src_.data(), copy_bytes_, cudaMemcpyDeviceToDevice,
                                    stream_));
         break;
+      case kLibrary: problem_.run_library(stream_); break;
     }
     CUDA_CHECK_LAUNCH();
   }
@@ -73,9 +78,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 void record(TimingReport& r, const std::vector<Slot>& order, const std::vector<double>& ms) {
-  double sum[3] = {0, 0, 0};
+  double sum[4] = {0, 0, 0, 0};
   double first_baseline = -1, second_baseline = -1;
-  int n[3] = {0, 0, 0};
+  int n[4] = {0, 0, 0, 0};
   for (std::size_t k = 0; k < order.size(); ++k) {
     sum[order[k]] += ms[k];
     ++n[order[k]];
@@ -89,16 +94,23 @@ void record(TimingReport& r, const std::vector<Slot>& order, const std::vector<d
     r.memcpy_ms.push_back(sum[kMemcpy] / n[kMemcpy]);
     r.fraction.push_back(sum[kMemcpy] / sum[kCandidate]);
   }
+  if (n[kLibrary]) {
+    r.library_ms.push_back(sum[kLibrary] / n[kLibrary]);
+    r.library_fraction.push_back(sum[kLibrary] / sum[kCandidate]);
+  }
   ++r.rounds;
 }
 
 const std::vector<double>& samples_for(const TimingReport& r, const std::string& what) {
-  return what == "fraction" ? r.fraction : r.speedup;
+  if (what == "fraction") return r.fraction;
+  if (what == "library") return r.library_fraction;
+  return r.speedup;
 }
 
 bool all_converged(const TimingReport& r, double target) {
   if (median_interval(r.speedup).relative_half_width() > target) return false;
   if (r.memcpy_available && median_interval(r.fraction).relative_half_width() > target) return false;
+  if (!r.library_fraction.empty() && median_interval(r.library_fraction).relative_half_width() > target) return false;
   return true;
 }
 
@@ -116,6 +128,7 @@ TimingReport time_interleaved(Problem& problem, const TimingOptions& o, cudaStre
   TimingReport r;
   RoundRunner runner(problem, stream);
   r.memcpy_available = runner.has_memcpy();
+  r.library = problem.library_name();
   r.copy_bytes = runner.copy_bytes();
 
   // Warm-up: clocks ramp, caches and TLBs settle, lazy module loading is done.

@@ -54,7 +54,7 @@ std::vector<std::string> timing_cases(const Manifest& m) {
   std::vector<std::string> cases;
   for (const auto& s : m.steps)
     for (const auto& c : s.checks)
-      if ((c.kind == "speedup" || c.kind == "fraction_of_peak") &&
+      if ((c.kind == "speedup" || c.kind == "fraction_of_peak" || c.kind == "fraction_of_library") &&
           std::find(cases.begin(), cases.end(), c.case_name) == cases.end())
         cases.push_back(c.case_name);
   return cases;
@@ -62,36 +62,62 @@ std::vector<std::string> timing_cases(const Manifest& m) {
 
 std::string markdown(const std::string& lab, const Manifest& m, const Session& s, const std::vector<Row>& rows,
                      std::uint64_t seed) {
+  // Optional columns appear only when some row has them: GFLOP/s for
+  // arithmetic-bound labs, "% of <library>" where a library version is timed.
+  bool flops = false;
+  std::string library;
+  for (const auto& r : rows) {
+    if (r.timing.is_null()) continue;
+    flops = flops || r.timing.value("flops", 0.0) > 0;
+    if (r.timing.contains("library")) library = r.timing.value("library", std::string());
+  }
   std::ostringstream md;
   md << "## " << lab << ": " << m.title << "\n\n";
   md << s.device.name << " (" << s.device.arch << ", " << s.device.sms << " SMs), CUDA driver "
      << cuda_version_string(s.device.driver_version) << ", runtime " << cuda_version_string(s.device.runtime_version)
      << ", nvcc " << s.toolchain.version << "; " << today() << "; seed " << seed
      << ". Medians of per-round ratios over interleaved launches with L2 flushed before each; brackets: 95 % interval.\n\n";
-  md << "| case | kernel | time (ms) | GB/s | speedup over baseline | % of memcpy | A/A |\n";
-  md << "|---|---|---:|---:|---:|---:|---:|\n";
+  md << "| case | kernel | time (ms) | GB/s |" << (flops ? " GFLOP/s |" : "") << " speedup over baseline | % of memcpy |"
+     << (library.empty() ? "" : " % of " + library + " |") << " A/A |\n";
+  md << "|---|---|---:|---:|" << (flops ? "---:|" : "") << "---:|---:|" << (library.empty() ? "" : "---:|") << "---:|\n";
+  const auto row = [&](const std::string& c, const std::string& kernel, double ms, double gbps, double gflops,
+                       const std::string& speedup, const std::string& memcpy_pct, const std::string& lib_pct,
+                       const std::string& aa) {
+    md << "| " << c << " | " << kernel << " | " << fmt(ms, 3) << " | " << fmt(gbps, 0) << " |";
+    if (flops) md << " " << (gflops > 0 ? fmt(gflops, 0) : std::string()) << " |";
+    md << " " << speedup << " | " << memcpy_pct << " |";
+    if (!library.empty()) md << " " << lib_pct << " |";
+    md << " " << aa << " |\n";
+  };
+  const auto interval = [](const json& iv, double scale, int precision) {
+    if (!iv.is_object()) return std::string("-");
+    return fmt(scale * iv.value("median", 0.0), precision) + " [" + fmt(scale * iv.value("lo", 0.0), precision) + ", " +
+           fmt(scale * iv.value("hi", 0.0), precision) + "]";
+  };
   std::string last_case;
   for (const auto& r : rows) {
     if (r.timing.is_null()) {
-      md << "| " << r.case_name << " | " << r.label << " | failed: " << r.error << " | | | | |\n";
+      md << "| " << r.case_name << " | " << r.label << " | failed: " << r.error << " |\n";
       continue;
     }
     const json& t = r.timing;
+    const double bytes = t.value("bytes_moved", 0.0);
+    const double fl = t.value("flops", 0.0);
     if (r.case_name != last_case) {
-      md << "| " << r.case_name << " | baseline | " << fmt(t.value("baseline_ms", 0.0), 3) << " | "
-         << fmt(t.value("baseline_gbps", 0.0), 0) << " | 1.00 | " << " | |\n";
+      const double ms = t.value("baseline_ms", 0.0);
+      row(r.case_name, "baseline", ms, t.value("baseline_gbps", 0.0), fl / (ms * 1e6), "1.00", "", "", "");
       if (t.contains("memcpy_gbps"))
-        md << "| " << r.case_name << " | cudaMemcpy D2D, same bytes | " << fmt(t.value("memcpy_ms", 0.0), 3) << " | "
-           << fmt(t.value("memcpy_gbps", 0.0), 0) << " | | 100.0 | |\n";
+        row(r.case_name, "cudaMemcpy D2D, same bytes", t.value("memcpy_ms", 0.0), t.value("memcpy_gbps", 0.0), 0, "", "100.0", "", "");
+      if (t.contains("library")) {
+        const double lms = t.value("library_ms", 0.0);
+        row(r.case_name, library, lms, bytes / (lms * 1e6), fl / (lms * 1e6), fmt(ms / lms, 2), "", "100.0", "");
+      }
       last_case = r.case_name;
     }
-    const json& sp = t["speedup"];
-    const json& fr = t["fraction"];
-    md << "| " << r.case_name << " | " << r.label << " | " << fmt(t.value("candidate_ms", 0.0), 3) << " | "
-       << fmt(t.value("candidate_gbps", 0.0), 0) << " | " << fmt(sp.value("median", 0.0), 2) << " ["
-       << fmt(sp.value("lo", 0.0), 2) << ", " << fmt(sp.value("hi", 0.0), 2) << "] | "
-       << (fr.is_object() ? fmt(100 * fr.value("median", 0.0), 1) : std::string("-")) << " | "
-       << fmt(t["aa"].value("median", 0.0), 3) << " |\n";
+    const double ms = t.value("candidate_ms", 0.0);
+    row(r.case_name, r.label, ms, t.value("candidate_gbps", 0.0), fl / (ms * 1e6), interval(t["speedup"], 1, 2),
+        t["fraction"].is_object() ? fmt(100 * t["fraction"].value("median", 0.0), 1) : std::string("-"),
+        interval(t.value("library_fraction", json()), 100, 1), fmt(t["aa"].value("median", 0.0), 3));
   }
   return md.str();
 }

@@ -24,8 +24,8 @@ void record_progress(ProgressStore& store, const GradeReport& r) {
     if (s.status == "pass") p.steps_passed.insert(s.id);
   for (const auto& s : r.steps)
     for (const auto& c : s.checks)
-      if (c.status == "pass" && (c.kind == "speedup" || c.kind == "fraction_of_peak")) {
-        const auto& iv = c.data[c.kind == "speedup" ? "speedup" : "fraction"];
+      if (c.status == "pass" && (c.kind == "speedup" || c.kind == "fraction_of_peak" || c.kind == "fraction_of_library")) {
+        const auto& iv = c.data[c.kind == "speedup" ? "speedup" : c.kind == "fraction_of_peak" ? "fraction" : "library_fraction"];
         if (iv.is_object()) store.record_best(r.lab_id, c.kind + ":" + c.data.value("case", std::string()), iv.value("median", 0.0));
       }
   p.last_summary = r.exit_code == kExitPass ? "all steps pass"

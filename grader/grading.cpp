@@ -38,6 +38,10 @@ std::string read_binary(const fs::path& p) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+bool is_timed(const Check& c) {
+  return c.kind == "speedup" || c.kind == "fraction_of_peak" || c.kind == "fraction_of_library";
+}
+
 CheckResult skipped(const Check& c, const std::string& why) {
   CheckResult r;
   r.kind = c.kind;
@@ -305,8 +309,8 @@ const RunnerOutcome& LabGrader::timing_for(const std::string& case_name) {
   // Every threshold any step puts on this case, so one session decides them all.
   for (const auto& step : m_.steps)
     for (const auto& c : step.checks)
-      if ((c.kind == "speedup" || c.kind == "fraction_of_peak") && c.case_name == case_name)
-        args.insert(args.end(), {"--decide", std::string(c.kind == "speedup" ? "speedup:" : "fraction:") + fmt(c.min, 4)});
+      if (is_timed(c) && c.case_name == case_name)
+        args.insert(args.end(), {"--decide", std::string(c.kind == "speedup" ? "speedup:" : c.kind == "fraction_of_peak" ? "fraction:" : "library:") + fmt(c.min, 4)});
   RunnerCall rc;
   rc.runner = rep_.student_build.runner;
   rc.args = args;
@@ -329,12 +333,15 @@ CheckResult LabGrader::check_timing(const Check& c) {
   if (!t.ok()) return failed(c, t.message, t.category);
   const json& tj = t.result["timing"];
   const bool speedup = c.kind == "speedup";
-  const json& iv = tj[speedup ? "speedup" : "fraction"];
+  const bool library = c.kind == "fraction_of_library";
+  const json& iv = tj[speedup ? "speedup" : library ? "library_fraction" : "fraction"];
   CheckResult r;
   r.kind = c.kind;
   r.data = tj;
   r.data.erase("samples");
-  if (iv.is_null()) return skipped(c, "no memcpy reference could be timed (not enough free GPU memory)");
+  if (iv.is_null())
+    return skipped(c, library ? "the driver has no library version to compare with (a course problem)"
+                              : "no memcpy reference could be timed (not enough free GPU memory)");
   memlabs::Interval interval;
   interval.median = iv.value("median", 0.0);
   interval.lo = iv.value("lo", 0.0);
@@ -346,6 +353,10 @@ CheckResult LabGrader::check_timing(const Check& c) {
   if (speedup) {
     r.summary = "speedup over the baseline at " + c.case_name + ": " + fmt(interval.median) + "×" + range +
                 ", needs ≥ " + fmt(c.min) + "×";
+  } else if (library) {
+    const std::string lib = tj.value("library", std::string("the library"));
+    r.summary = "at " + c.case_name + ": " + fmt(100 * interval.median, 1) + " % of " + lib + "'s speed [" +
+                fmt(100 * interval.lo, 1) + ", " + fmt(100 * interval.hi, 1) + "], needs ≥ " + fmt(100 * c.min, 1) + " %";
   } else {
     r.summary = "at " + c.case_name + ": " + fmt(100 * interval.median, 1) + " % of memcpy bandwidth [" +
                 fmt(100 * interval.lo, 1) + ", " + fmt(100 * interval.hi, 1) + "], needs ≥ " + fmt(100 * c.min, 1) + " %";

@@ -30,6 +30,7 @@ std::vector<std::string> keys_of_kind(const std::string& kind) {
   if (kind == "speedup") return {"kind", "case", "min", "over"};
   if (kind == "fraction_of_peak") return {"kind", "case", "min"};
   if (kind == "api") return {"kind", "case", "facts"};
+  if (kind == "fraction_of_library") return {"kind", "case", "min"};
   return {};
 }
 
@@ -233,6 +234,10 @@ void read_timed(const Reader& r, const json& v, const std::string& path, Check& 
                    std::to_string(kManifestFormatVersion) + " knows)",
                *o);
     }
+  } else if (c.kind == "fraction_of_library") {
+    // The library's time over the candidate's: 0.8 means "within 1.25x of the library".
+    const std::string expected = "a number > 0 (the library's time over yours: 0.8 = within 1.25x)";
+    c.min = r.number(r.required(v, path, "min", expected), at(path, "min"), 0, inf, expected);
   } else {
     const std::string expected = "a number in (0, 1] (a fraction, not a percentage)";
     c.min = r.number(r.required(v, path, "min", expected), at(path, "min"), 0, 1, expected);
@@ -328,7 +333,7 @@ void read_steps(const Reader& r, const json& steps, Manifest& m) {
 
 const std::vector<std::string>& known_check_kinds() {
   static const std::vector<std::string> kinds = {"correct", "speedup", "fraction_of_peak",
-                                                 "ptxas", "ptx", "api"};
+                                                 "ptxas", "ptx", "api", "fraction_of_library"};
   return kinds;
 }
 

@@ -18,12 +18,12 @@ namespace grader {
 inline constexpr int kManifestFormatVersion = 1;
 
 struct Check {
-  std::string kind;  // "correct" | "speedup" | "fraction_of_peak" | "ptxas" | "ptx" | "api"
+  std::string kind;  // "correct" | "speedup" | "fraction_of_peak" | "ptxas" | "ptx" | "api" | "fraction_of_library"
   std::string kernel;  // ptx, ptxas
   std::vector<std::string> must_contain, must_not_contain;  // ptx
   std::optional<int> max_stack_frame, max_spill_bytes, max_registers;  // ptxas
   std::vector<std::string> cases;  // correct
-  std::string case_name;  // speedup, fraction_of_peak, api ("case" in JSON)
+  std::string case_name;  // speedup, fraction_of_peak, fraction_of_library, api ("case" in JSON)
   std::vector<std::string> facts;  // api: facts that must hold (empty: every reported fact)
   double min = 0;  // speedup: > 0; fraction_of_peak: in (0, 1]
   std::string over = "baseline";  // speedup
