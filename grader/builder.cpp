@@ -86,6 +86,7 @@ bool run_tool(const std::vector<std::string>& argv, const fs::path& work, std::s
     std::fprintf(stderr, "%s\n", line.c_str());
   }
   const ChildResult r = run_child(o);
+  if (r.interrupted) throw Interrupted();
   log += read_file(o.stdout_file) + read_file(o.stderr_file);
   std::error_code ec;
   fs::remove(o.stdout_file, ec);

@@ -7,10 +7,19 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace grader {
+
+// Thrown when the grader itself was interrupted (Ctrl-C) while a child ran:
+// the child's process group is already gone, and the command stops without
+// recording anything.
+class Interrupted : public std::runtime_error {
+ public:
+  Interrupted() : std::runtime_error("interrupted") {}
+};
 
 struct ChildOptions {
   std::vector<std::string>

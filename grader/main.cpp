@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app.hpp"
+#include "child_process.hpp"
 #include "course.hpp"
 #include "manifest.hpp"
 #include "terminal.hpp"
@@ -91,6 +92,9 @@ int main(int argc, char** argv) {
   Style::configure(!global.no_color && !global.json);
   try {
     return chosen ? chosen() : kExitUsage;
+  } catch (const Interrupted&) {
+    std::cerr << "\ninterrupted: the program under test was stopped; progress is unchanged\n";
+    return 130;
   } catch (const UnknownLab& e) {
     return report_error(global, e.what(), kExitUsage);
   } catch (const ManifestError& e) {

@@ -97,7 +97,7 @@ RunnerOutcome call_runner(const RunnerCall& call) {
     return out;
   };
   if (!out.child.started) return fail("error", "could not start " + call.who + ": " + out.child.start_error);
-  if (out.child.interrupted) return fail("interrupted", "interrupted");
+  if (out.child.interrupted) throw Interrupted();
   if (out.child.timed_out)
     return fail("timeout", call.who + " did not finish within " + std::to_string(static_cast<int>(call.timeout_s)) +
                                " s and was stopped: an endless loop, or threads waiting at a barrier that others never reach?");
