@@ -60,7 +60,12 @@ CacheEntry cached_build(const fs::path& cache_dir, const std::string& name, cons
   fs::create_directories(cache_dir);
   const fs::path work = cache_dir / (name + "-" + key + ".tmp-" + unique_suffix());
   fs::create_directories(work);
-  e.ok = make(work, e.log);
+  try {
+    e.ok = make(work, e.log);
+  } catch (...) {
+    fs::remove_all(work, ec);  // interrupted: leave no half-built entry behind
+    throw;
+  }
   if (!e.ok) {
     fs::remove_all(work, ec);
     return e;

@@ -6,7 +6,7 @@
 // One thread per output. The loop accumulates straight into out[i], the way
 // code ported from the CPU often does. Whether that costs anything depends on
 // what the compiler may assume about the three pointers.
-// TODO(step 1): declare accumulate_kernel's pointer parameters __restrict__, so the compiler may keep out[i] in a register and read `in` and `w` through the read-only path (~1 line)
+// TODO(step 1): declare accumulate_kernel's pointer parameters __restrict__, so the compiler may keep out[i] in a register and read `in` and `w` through the read-only path (~2 lines)
 __global__ void accumulate_kernel(float* out, const float* in, const float* w, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
@@ -22,13 +22,14 @@ void launch_accumulate(float* out, const float* in, const float* w, int n, cudaS
 // ---- Part 2: hardware bilinear filtering ----
 
 // One thread per output pixel, x along a row, so a warp writes 32 neighbouring floats.
-// TODO(step 3): make resample_kernel take a cudaTextureObject_t and return one tex2D<float> at the output pixel's centre in input pixels, leaving the half-texel shift and the blend to the texture unit (~9 lines)
+// TODO(step 3): make resample_kernel take a cudaTextureObject_t and return one tex2D<float> at the output pixel's centre in input pixels, leaving the half-texel shift and the blend to the texture unit (~8 lines)
 __global__ void resample_kernel(float* out, int out_width, int out_height, const float* in, int width,
                                 int height) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
   const int y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= out_width || y >= out_height) return;
-  // Bilinear by hand, from global memory. The output pixel's centre in input pixels (lab.cuh) ...
+  // Bilinear by hand, from global memory. First the output pixel's centre in
+  // input pixels (lab.cuh) ...
   const float u = (x + 0.5f) * (static_cast<float>(width) / out_width);
   const float v = (y + 0.5f) * (static_cast<float>(height) / out_height);
   // ... moved by half a pixel, so that pixel i's centre is at i: the two
@@ -49,7 +50,7 @@ __global__ void resample_kernel(float* out, int out_width, int out_height, const
 }
 
 void create_resample_source(ResampleSource& src) {
-  // TODO(step 3): copy src.pixels into a new cudaArray `src.array` and create `src.texture` over it with linear filtering, clamp addressing and unnormalized coordinates (~18 lines)
+  // TODO(step 3): copy src.pixels into a new cudaArray `src.array` and create `src.texture` over it with linear filtering, clamp addressing and unnormalized coordinates (~15 lines)
 }
 
 void destroy_resample_source(ResampleSource& src) {

@@ -23,8 +23,7 @@ void launch_accumulate(float* out, const float* in, const float* w, int n, cudaS
 
 // ---- Part 2: hardware bilinear filtering ----
 
-// One thread per output pixel, x along a row, so a warp writes 32 neighbouring
-// floats. This version does the interpolation by hand from global memory.
+// One thread per output pixel, x along a row, so a warp writes 32 neighbouring floats.
 __global__ void resample_kernel(float* out, int out_width, int out_height, cudaTextureObject_t image,
                                 int width, int height) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
@@ -39,8 +38,8 @@ __global__ void resample_kernel(float* out, int out_width, int out_height, cudaT
 }
 
 void create_resample_source(ResampleSource& src) {
-  // The texture reads a cudaArray, laid out by the driver for 2D locality, so
-  // the image is copied once here, not at every launch.
+  // A texture reads a cudaArray, which the driver lays out for 2D locality: copy
+  // the image into one, once, rather than at every launch.
   const cudaChannelFormatDesc format = cudaCreateChannelDesc<float>();
   CUDA_CHECK(cudaMallocArray(&src.array, &format, src.width, src.height));
   const size_t row_bytes = static_cast<size_t>(src.width) * sizeof(float);
@@ -50,11 +49,11 @@ void create_resample_source(ResampleSource& src) {
   resource.resType = cudaResourceTypeArray;
   resource.res.array.array = src.array;
   cudaTextureDesc sampling{};
-  sampling.addressMode[0] = cudaAddressModeClamp;
+  sampling.addressMode[0] = cudaAddressModeClamp;  // beyond the edge, the edge pixel repeats
   sampling.addressMode[1] = cudaAddressModeClamp;
-  sampling.filterMode = cudaFilterModeLinear;  // bilinear, with 8-bit fractional weights
-  sampling.readMode = cudaReadModeElementType;  // float texels come back as they are
-  sampling.normalizedCoords = 0;                // coordinates in texels: pixel i spans [i, i + 1)
+  sampling.filterMode = cudaFilterModeLinear;      // bilinear, with 8-bit fractional weights
+  sampling.readMode = cudaReadModeElementType;     // float texels come back as they are
+  sampling.normalizedCoords = 0;                   // in texels: pixel i spans [i, i + 1)
   CUDA_CHECK(cudaCreateTextureObject(&src.texture, &resource, &sampling, nullptr));
 }
 
