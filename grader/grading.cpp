@@ -208,10 +208,20 @@ void LabGrader::run_correctness() {
     rc.who = who;
     return call_runner(rc);
   };
-  // Both on the GPU at once: correctness runs are small, and this halves the wait.
-  auto ref = std::async(std::launch::async, [&] { return call(rep_.reference_build.runner, "reference", "the reference"); });
-  student_run_ = call(rep_.student_build.runner, "student", "your program");
-  reference_run_ = ref.get();
+  // Both on the GPU at once: correctness runs are small, and this halves the
+  // wait. Not when an api check reads device-wide state (free memory for a
+  // leak check), which the other process would disturb.
+  bool device_wide_facts = false;
+  for (const auto& step : m_.steps)
+    for (const auto& c : step.checks) device_wide_facts = device_wide_facts || c.kind == "api";
+  if (device_wide_facts) {
+    student_run_ = call(rep_.student_build.runner, "student", "your program");
+    reference_run_ = call(rep_.reference_build.runner, "reference", "the reference");
+  } else {
+    auto ref = std::async(std::launch::async, [&] { return call(rep_.reference_build.runner, "reference", "the reference"); });
+    student_run_ = call(rep_.student_build.runner, "student", "your program");
+    reference_run_ = ref.get();
+  }
   if (!student_run_.stdout_head.empty() || !student_run_.stderr_head.empty())
     rep_.program_output = student_run_.stdout_head + student_run_.stderr_head;
 }

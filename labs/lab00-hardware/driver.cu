@@ -68,7 +68,7 @@ class Properties : public memlabs::Problem {
         compare_fact("constant_bytes", "cudaDevAttrTotalConstantMemory", attr(cudaDevAttrTotalConstantMemory),
                      r.constant_bytes, " bytes"),
         compare_fact("managed_memory", "cudaDevAttrManagedMemory", attr(cudaDevAttrManagedMemory),
-                     r.managed_memory ? 1 : 0, " (1 = yes)"),
+                     r.managed_memory ? 1 : 0, ""),
     };
     // The three shared-memory limits are easy to mix up.
     const auto per_block = attr(cudaDevAttrMaxSharedMemoryPerBlock);

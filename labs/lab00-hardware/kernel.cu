@@ -3,7 +3,7 @@
 
 // The runtime knows the answer to every question in DeviceFacts; this asks it.
 void query_device_facts(int device, DeviceFacts* facts) {
-  // TODO(step 1): fill every field of `facts` for `device` with cudaDeviceGetAttribute (or cudaGetDeviceProperties) (~14 lines)
+  // TODO(step 1): fill every field of `facts` for `device` with cudaDeviceGetAttribute (or cudaGetDeviceProperties) (~16 lines)
 }
 
 // A grid-stride loop: each thread starts at its global index and steps by the

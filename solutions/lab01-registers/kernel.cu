@@ -6,10 +6,10 @@
 __global__ void moving_average_kernel(float* out, const float* in, int series, int steps) {
   const int s = blockIdx.x * blockDim.x + threadIdx.x;
   if (s >= series) return;
-  // A shift register: window[k] is always the sample k steps back. Once both
-  // loops are unrolled every index is a constant, and registers need nothing
-  // else: the array becomes WINDOW registers and never touches local memory.
-  // The price is WINDOW - 1 register moves per step, far cheaper than a load.
+  // A shift register: window[k] is always the sample k steps back. With both
+  // loops unrolled every index is a compile-time constant, so the array becomes
+  // WINDOW registers and never touches local memory. The price, WINDOW - 1
+  // register moves per step, is far less than the ring buffer's local accesses.
   float window[WINDOW] = {};
   for (int t = 0; t < steps; ++t) {
 #pragma unroll
