@@ -297,9 +297,9 @@ class Pipeline : public memlabs::Problem {
       freed.detail = left == 0 ? "destroy_table freed the records and every text"
                      : first_left == 0
                          ? "the record array is still allocated after destroy_table"
-                         : std::to_string(left) + " of " + std::to_string(pointers.size()) +
-                               " allocations are still there after destroy_table, first record " +
-                               std::to_string(first_left - 1) + "'s text";
+                         : std::to_string(left) + " of " + std::to_string(pointers.size() - 1) +
+                               " texts are still allocated after destroy_table, record " +
+                               std::to_string(first_left - 1) + "'s first";
     } catch (const std::exception& e) {
       freed.detail = std::string("destroy_table failed: ") + e.what();
     }
