@@ -57,6 +57,8 @@ std::vector<std::string> timing_cases(const Manifest& m) {
       if ((c.kind == "speedup" || c.kind == "fraction_of_peak" || c.kind == "fraction_of_library") &&
           std::find(cases.begin(), cases.end(), c.case_name) == cases.end())
         cases.push_back(c.case_name);
+  for (const auto& c : m.bench_cases)
+    if (std::find(cases.begin(), cases.end(), c) == cases.end()) cases.push_back(c);
   return cases;
 }
 

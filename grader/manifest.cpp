@@ -18,7 +18,8 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 const std::vector<std::string> kTopKeys = {"format_version", "id",   "title", "student_file",
-                                           "timeout_s",      "link", "steps", "kernels"};
+                                           "timeout_s",      "link", "steps", "kernels",
+                                           "bench_cases"};
 const std::vector<std::string> kStepKeys = {"id",    "title", "points",
                                             "checks", "hints", "symptom_hints"};
 
@@ -396,6 +397,9 @@ Manifest parse_manifest(const json& j, const std::string& source_name) {
                                   quote(m.link[i]));
   }
   if (auto* k = Reader::optional(j, "kernels")) r.text_map(*k, "kernels");
+  // Cases `grader bench` times besides those a speed check names: a lesson may
+  // quote an effect that is too small to grade.
+  if (auto* b = Reader::optional(j, "bench_cases")) m.bench_cases = r.text_list(*b, "bench_cases");
   read_steps(r, r.required(j, "", "steps", "a non-empty array of steps"), m);
   return m;
 }

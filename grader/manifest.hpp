@@ -45,6 +45,7 @@ struct Manifest {
   std::string id, title, student_file = "kernel.cu";
   double timeout_s = 60;
   std::vector<std::string> link;
+  std::vector<std::string> bench_cases;  // timed by `grader bench` in addition to the graded ones
   std::vector<Step> steps;
 
   const Step* find_step(int id) const;
