@@ -129,7 +129,7 @@ CheckResult LabGrader::check_ptx(const Check& c) {
                          (names.empty() ? "none" : join(names, ", ")) + ")");
   }
   const auto present = [&](const std::string& cls) {
-    if (cls == "extern_shared") return !ptx_.extern_shared.empty();
+    if (cls == "extern_shared") return k->second.uses_extern_shared;
     if (cls == "global_variable") return !ptx_.global_variables.empty();
     if (cls == "const_variable") return !ptx_.const_variables.empty();
     return has_instruction(k->second, cls);
@@ -376,6 +376,15 @@ CheckResult LabGrader::check_timing(const Check& c) {
                       (tj.contains("memcpy_gbps") ? ", memcpy " + fmt(tj.value("memcpy_gbps", 0.0), 0) + " GB/s" : "") +
                       "; A/A " + fmt(aa.value("median", 0.0), 3) + " over " + std::to_string(tj.value("rounds", 0)) +
                       " rounds");
+  if (tj.contains("candidate_gflops"))
+    r.details.push_back("baseline " + fmt(tj.value("baseline_gflops", 0.0), 0) + " GFLOP/s, yours " +
+                        fmt(tj.value("candidate_gflops", 0.0), 0) + " GFLOP/s" +
+                        (tj.contains("library_gflops") ? ", " + tj.value("library", std::string("library")) + " " +
+                                                             fmt(tj.value("library_gflops", 0.0), 0) + " GFLOP/s"
+                                                       : std::string()));
+  if (!library && tj.contains("library_fraction") && tj["library_fraction"].is_object())
+    r.details.push_back("yours runs at " + fmt(100 * tj["library_fraction"].value("median", 0.0), 1) + " % of " +
+                        tj.value("library", std::string("the library")) + "'s speed");
   r.status = decision.pass ? "pass" : "fail";
   if (decision.noisy) {
     r.symptom = "noisy";
