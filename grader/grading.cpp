@@ -158,7 +158,7 @@ CheckResult LabGrader::check_ptx(const Check& c) {
   if (std::find(missing.begin(), missing.end(), "ld.shared") != missing.end())
     r.details.push_back("the kernel does not read shared memory yet");
   if (std::find(missing.begin(), missing.end(), "bar.sync") != missing.end())
-    r.details.push_back("no __syncthreads(): threads would read tile entries other threads have not written yet");
+    r.details.push_back("no __syncthreads(): threads would read shared memory that other threads have not written yet");
   return r;
 }
 
