@@ -48,6 +48,15 @@ class Problem {
   // one vector per output, in the order of outputs(). Used to validate the
   // reference in the test suite; only called on small cases.
   virtual std::vector<std::vector<double>> oracle() const = 0;
+  // Host work around a run that is not timed, for labs whose lesson is the GPU
+  // side of a host pipeline: prepare() runs before run() (the host writes the
+  // inputs), finish() once the GPU work is complete (the host reads the
+  // results into the outputs). With host_steps() true the runner times each
+  // launch on its own, with prepare() before its start and finish() after its
+  // end.
+  virtual bool host_steps() const { return false; }
+  virtual void prepare(Variant) {}
+  virtual void finish(Variant, cudaStream_t) {}
   // An optional library implementation timed alongside (cuBLAS, CUB), so a
   // lab can report "% of cuBLAS" measured in the same run. Empty: none.
   virtual std::string library_name() const { return ""; }

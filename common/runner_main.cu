@@ -129,8 +129,11 @@ std::vector<memlabs::OutputSnapshot> run_once(memlabs::Problem& p, memlabs::Vari
   for (auto* o : p.outputs()) o->poison(s);
   CUDA_CHECK(cudaStreamSynchronize(s));
   g_phase = v == memlabs::Variant::candidate ? "candidate" : "baseline";
+  p.prepare(v);
   p.run(v, s);
   CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  p.finish(v, s);
   CUDA_CHECK(cudaStreamSynchronize(s));
   g_phase = "check";
   std::vector<memlabs::OutputSnapshot> snaps;

@@ -37,14 +37,22 @@ class RoundRunner {
 
   // One round; returns the launch times in `order_`.
   std::vector<double> round() {
+    std::vector<double> ms(order_.size());
     for (std::size_t k = 0; k < order_.size(); ++k) {
+      const bool host = problem_.host_steps() && (order_[k] == kBaseline || order_[k] == kCandidate);
+      const Variant v = order_[k] == kBaseline ? Variant::baseline : Variant::candidate;
+      if (host) problem_.prepare(v);
       flush_.flush(stream_);
       timers_[k].start(stream_);
       launch(order_[k]);
       timers_[k].stop(stream_);
+      if (host) {
+        ms[k] = timers_[k].elapsed_ms();  // waits for the GPU work, so finish() reads complete results
+        problem_.finish(v, stream_);
+      }
     }
-    std::vector<double> ms(order_.size());
-    for (std::size_t k = 0; k < order_.size(); ++k) ms[k] = timers_[k].elapsed_ms();
+    for (std::size_t k = 0; k < order_.size(); ++k)
+      if (ms[k] == 0) ms[k] = timers_[k].elapsed_ms();
     return ms;
   }
 

