@@ -50,10 +50,10 @@ class Problem {
   virtual std::vector<std::vector<double>> oracle() const = 0;
   // Host work around a run that is not timed, for labs whose lesson is the GPU
   // side of a host pipeline: prepare() runs before run() (the host writes the
-  // inputs), finish() once the GPU work is complete (the host reads the
-  // results into the outputs). With host_steps() true the runner times each
-  // launch on its own, with prepare() before its start and finish() after its
-  // end.
+  // inputs), finish() right after run() returns (the host reads the results
+  // into the outputs; run() must have waited for its GPU work, as a host
+  // program would). With host_steps() true, prepare() runs before each timed
+  // launch's start event and finish() after its end event.
   virtual bool host_steps() const { return false; }
   virtual void prepare(Variant) {}
   virtual void finish(Variant, cudaStream_t) {}

@@ -263,7 +263,11 @@ CheckResult LabGrader::check_correct(const Check& c) {
     const json* want = find_case(reference_run_.result, name);
     if (!got || got->value("status", "") == "running") {
       // The process stopped in (or before) this case.
-      const std::string crashed_in = student_run_.result.value("error", json::object()).value("case", "");
+      // No result at all after a hang or a crash: then no case is named.
+      const json& res = student_run_.result;
+      const std::string crashed_in = res.is_object() && res.contains("error") && res["error"].is_object()
+                                         ? res["error"].value("case", std::string())
+                                         : std::string();
       r.status = "fail";
       r.summary = student_run_.message.empty() ? "case " + name + " did not run" : student_run_.message;
       if (!crashed_in.empty() && crashed_in != name) r.summary = "case " + name + " did not run: " + r.summary;
