@@ -73,8 +73,8 @@ struct Prepared {
   std::vector<char*> argv, envp;
   const char* cwd = nullptr;
   int in_fd = -1, out_fd = -1, err_fd = -1;
-  rlimit fsize{}, cpu{};
-  bool limit_cpu = false;
+  rlimit fsize{}, cpu{}, nproc{};
+  bool limit_cpu = false, limit_nproc = false;
   int max_fd = 1024;
 };
 
@@ -110,7 +110,8 @@ void close_inherited_fds(int keep, int max_fd) {
 
   const rlimit no_core{0, 0};  // a crash must not drop core files in the lab folder
   if (::setrlimit(RLIMIT_FSIZE, &p.fsize) != 0 || ::setrlimit(RLIMIT_CORE, &no_core) != 0 ||
-      (p.limit_cpu && ::setrlimit(RLIMIT_CPU, &p.cpu) != 0))
+      (p.limit_cpu && ::setrlimit(RLIMIT_CPU, &p.cpu) != 0) ||
+      (p.limit_nproc && ::setrlimit(RLIMIT_NPROC, &p.nproc) != 0))
     child_fail(report_fd, kLimits);
   if (p.cwd && ::chdir(p.cwd) != 0) child_fail(report_fd, kChdir);
 
@@ -292,6 +293,8 @@ ChildResult run_child(const ChildOptions& o) {
   p.limit_cpu = o.max_cpu_seconds > 0;
   p.cpu.rlim_cur = o.max_cpu_seconds;
   p.cpu.rlim_max = o.max_cpu_seconds + 1;  // SIGXCPU at the soft limit, SIGKILL a second later
+  p.limit_nproc = o.max_processes > 0;
+  p.nproc.rlim_cur = p.nproc.rlim_max = o.max_processes;
   rlimit nofile{};
   if (::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY)
     p.max_fd = static_cast<int>(std::min<rlim_t>(nofile.rlim_cur, 1 << 16));

@@ -33,6 +33,9 @@ struct ChildOptions {
   std::uint64_t max_file_bytes = 256ull
                                  << 20;  // RLIMIT_FSIZE (0 = none); past it the child gets SIGXFSZ
   std::uint64_t max_cpu_seconds = 0;     // RLIMIT_CPU if > 0
+  // RLIMIT_NPROC if > 0. It counts every task of the user (not just the child's),
+  // and the kernel does not enforce it for root.
+  std::uint64_t max_processes = 0;
 };
 
 struct ChildResult {

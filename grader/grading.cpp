@@ -10,6 +10,7 @@
 
 #include "compare.hpp"
 #include "compiler_report.hpp"
+#include "prebuilt_reference.hpp"
 #include "runner_client.hpp"
 #include "stats.hpp"
 
@@ -70,6 +71,7 @@ class LabGrader {
 
  private:
   bool build();
+  bool use_prebuilt_reference();
   CheckResult check(const Check& c);
   CheckResult check_ptx(const Check& c);
   CheckResult check_ptxas(const Check& c);
@@ -113,11 +115,52 @@ bool LabGrader::build() {
     ptx_ = parse_ptx(read_binary(rep_.student_build.kernel.ptx_file));
     resources_ = parse_ptxas_report(rep_.student_build.kernel.ptxas_log);
   }
-  if (!have_solution) rep_.notes.push_back("no reference solution at " + solution.string() + ": correctness checks cannot run");
-  else if (!rep_.reference_build.ok)
+  if (have_solution) rep_.reference_origin = "built";
+  else if (!use_prebuilt_reference())
+    rep_.notes.push_back("no reference solution at " + solution.string() + ": correctness checks cannot run");
+  if (have_solution && !rep_.reference_build.ok)
     rep_.notes.push_back("the reference solution does not build (a course problem, not yours):\n" +
                          rep_.reference_build.diagnostics);
   return rep_.student_build.ok;
+}
+
+// A published class copy has no solutions/: its reference runner was built by
+// `grader publish` and ships in .reference/<lab>/ (prebuilt_reference.hpp).
+bool LabGrader::use_prebuilt_reference() {
+  const auto pre = find_prebuilt_reference(s_.course.root(), lab_.folder);
+  if (!pre) return false;
+  rep_.reference_origin = "prebuilt";
+  auto& b = rep_.reference_build;
+  b.runner = pre->runner;
+  b.cached = true;
+  if (!pre->problem.empty()) {
+    b.stage = "prebuilt";
+    b.diagnostics = pre->problem;
+    rep_.notes.push_back("the prebuilt reference runner cannot be used (a course problem, not yours): " + pre->problem);
+    return true;
+  }
+  if (s_.device.present && !prebuilt_runs_on(pre->archs, pre->ptx, s_.device.arch)) {
+    b.stage = "prebuilt";
+    b.diagnostics = "built for " + join(pre->archs, ", ") + " and " + pre->ptx + ", which cannot run on this " +
+                    s_.device.arch + " GPU";
+    rep_.notes.push_back("the prebuilt reference runner was " + b.diagnostics +
+                         ": correctness checks cannot run (publish the course again with --archs including " +
+                         s_.device.arch + ")");
+    return true;
+  }
+  b.ok = true;
+  std::string now;
+  try {
+    now = reference_source_hash(s_.course.root(), lab_.dir);
+  } catch (const std::exception& e) {
+    now = std::string("unreadable: ") + e.what();
+  }
+  if (now != pre->source_sha256)
+    rep_.notes.push_back("stale reference: lab " + lab_.folder + "'s driver.cu, its headers or common/ changed since " +
+                         "the reference runner was built (" + pre->info_file.string() +
+                         "); correctness verdicts compare against a runner built from the old sources. " +
+                         "`grader verify` lists what changed");
+  return true;
 }
 
 CheckResult LabGrader::check_ptx(const Check& c) {

@@ -46,6 +46,7 @@ struct GradeReport {
   std::uint64_t seed = 0;
   DeviceInfo device;
   RunnerBuild student_build, reference_build;
+  std::string reference_origin = "none";  // "built" from solutions/, "prebuilt" (.reference/), or "none"
   std::vector<StepResult> steps;
   std::optional<int> current_step;  // the first step not passed
   std::vector<std::string> notes;

@@ -16,6 +16,9 @@ namespace grader {
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {grade_command(), list_command(), hint_command(), bench_command(),
+                                             check_command(),
+                                             publish_command(), verify_command(),
+                                             batch_command(), gradescope_command(),
                                              doctor_command()};
   return table;
 }

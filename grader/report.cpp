@@ -62,7 +62,11 @@ json report_to_json(const GradeReport& r) {
           {"arch", r.arch},
           {"gpu", device},
           {"no_gpu_reason", r.device.present ? "" : r.device.reason},
-          {"build", {{"student", build_json(r.student_build)}, {"reference", build_json(r.reference_build)}}},
+          {"build", {{"student", build_json(r.student_build)}, {"reference", [&] {
+                      json b = build_json(r.reference_build);
+                      b["origin"] = r.reference_origin;
+                      return b;
+                    }()}}},
           {"steps", steps},
           {"current_step", r.current_step ? json(*r.current_step) : json(nullptr)},
           {"passed", r.exit_code == kExitPass},

@@ -2,7 +2,10 @@
 
 #include <csignal>
 #include <fstream>
+#include <optional>
 #include <random>
+
+#include "sandbox.hpp"
 
 namespace fs = std::filesystem;
 
@@ -87,7 +90,15 @@ RunnerOutcome call_runner(const RunnerCall& call) {
   o.timeout_s = call.timeout_s;
   o.stdout_file = call.work_dir / "stdout.txt";
   o.stderr_file = call.work_dir / "stderr.txt";
+  // Isolated mode (batch grading): limits and sandbox; the lock keeps GPU runs
+  // of parallel graders from overlapping, and its wait is not the program's time.
+  const IsolationSettings isolation = isolation_from_environment();
+  isolate_launch(o, isolation, call.work_dir);
+  std::optional<FileLock> gpu_lock;
+  if (!isolation.gpu_lock.empty()) gpu_lock.emplace(isolation.gpu_lock);
   out.child = run_child(o);
+  gpu_lock.reset();
+  if (isolation.mode == "bwrap") undo_sandbox_exit_code(out.child);
   out.stdout_head = read_head(o.stdout_file, kShownOutputBytes);
   out.stderr_head = read_head(o.stderr_file, kShownOutputBytes);
 

@@ -7,6 +7,9 @@
 //   // expect: step 1 fails: correct (canary)      <- kind, then the symptom
 //   // expect: all pass
 //
+// The grammar and the rules that judge a report live in
+// grader/fixture_expectation.hpp, shared with `grader check`.
+//
 // Static tests run anywhere nvcc does (the grader is told there is no GPU);
 // Gpu tests need a device and skip, saying why, without one.
 #include <gtest/gtest.h>
@@ -20,7 +23,9 @@
 #include "builder.hpp"
 #include "child_process.hpp"
 #include "course.hpp"
+#include "fixture_expectation.hpp"
 #include "manifest.hpp"
+#include "prebuilt_reference.hpp"
 #include "runner_client.hpp"
 #include "todo_regions.hpp"
 #include "toolchain.hpp"
@@ -31,6 +36,17 @@ using nlohmann::json;
 namespace {
 
 const fs::path kRoot = COURSE_ROOT;
+
+// A class copy made by `grader publish` has no solutions/ and no fixtures; its
+// reference runners are prebuilt in .reference/. Tests that need a solution's
+// source skip there, saying why.
+const bool kPublishedCopy = !fs::exists(kRoot / "solutions");
+#define REQUIRE_SOLUTIONS()                                                                          \
+  do {                                                                                               \
+    if (kPublishedCopy)                                                                              \
+      GTEST_SKIP() << "a published class copy has no solutions/ (its reference runners are prebuilt " \
+                      "in .reference/): this test needs the solutions' source";                      \
+  } while (0)
 
 std::string read(const fs::path& p) {
   std::ifstream in(p);
@@ -87,35 +103,9 @@ const std::string& no_gpu_reason() {
     if (!no_gpu_reason().empty()) GTEST_SKIP() << no_gpu_reason(); \
   } while (0)
 
-struct Expectation {
-  enum Kind { all_pass, build_fails, step_fails } kind = all_pass;
-  int step = 0;
-  std::string check, symptom;
-  // Verdicts that need no GPU: a build failure, or a failing static check.
-  bool is_static() const { return kind == build_fails || (kind == step_fails && (check == "ptx" || check == "ptxas")); }
-  std::string text;
-};
+using Expectation = grader::FixtureExpectation;
 
-Expectation parse_expectation(const fs::path& file) {
-  const std::string src = read(file);
-  std::smatch m;
-  Expectation e;
-  if (!std::regex_search(src, m, std::regex(R"(// expect: ([^\n]*))")))
-    throw std::runtime_error(file.string() + " has no // expect: line");
-  e.text = m[1];
-  std::smatch s;
-  if (e.text == "all pass") e.kind = Expectation::all_pass;
-  else if (e.text == "build fails") e.kind = Expectation::build_fails;
-  else if (std::regex_match(e.text, s, std::regex(R"(step (\d+) fails: ([a-z_]+)(?: \(([a-z_]+)\))?)"))) {
-    e.kind = Expectation::step_fails;
-    e.step = std::stoi(s[1]);
-    e.check = s[2];
-    e.symptom = s[3];
-  } else {
-    throw std::runtime_error(file.string() + ": cannot read the expectation \"" + e.text + "\"");
-  }
-  return e;
-}
+Expectation parse_expectation(const fs::path& file) { return grader::read_expectation(file); }
 
 const json* first_failing_step(const json& report) {
   for (const auto& s : report["steps"])
@@ -126,24 +116,7 @@ const json* first_failing_step(const json& report) {
 // Checks a grade report against an expectation; returns "" when it matches.
 std::string mismatch(const GraderRun& g, const Expectation& e) {
   if (!g.out.is_object()) return "no JSON report; stdout: " + g.raw + " stderr: " + g.err;
-  const std::string got = g.out.dump(1).substr(0, 6000);
-  switch (e.kind) {
-    case Expectation::all_pass:
-      return g.exit_code == 0 ? "" : "expected every step to pass, exit " + std::to_string(g.exit_code) + ": " + got;
-    case Expectation::build_fails:
-      return g.exit_code == 3 ? "" : "expected a build failure (exit 3), got exit " + std::to_string(g.exit_code) + ": " + got;
-    case Expectation::step_fails: {
-      if (g.exit_code != 1) return "expected exit 1, got " + std::to_string(g.exit_code) + ": " + got;
-      const json* step = first_failing_step(g.out);
-      if (!step || (*step)["id"] != e.step) return "expected step " + std::to_string(e.step) + " to fail first: " + got;
-      for (const auto& c : (*step)["checks"])
-        if (c["status"] == "fail" && c["kind"] == e.check && (e.symptom.empty() || c["symptom"] == e.symptom))
-          return "";
-      return "step " + std::to_string(e.step) + " failed, but not with " + e.check +
-             (e.symptom.empty() ? "" : " (" + e.symptom + ")") + ": " + got;
-    }
-  }
-  return "?";
+  return grader::verdict_mismatch(g.out, g.exit_code, e);
 }
 
 std::vector<std::string> lab_folders() {
@@ -190,7 +163,10 @@ TEST(Course, EveryLabHasItsFilesAndAValidManifest) {
   for (const auto& lab : course.labs()) {
     for (const char* f : {"README.md", "lab.json", "lab.cuh", "kernel.cu", "driver.cu"})
       EXPECT_TRUE(fs::exists(lab.dir / f)) << lab.folder << " lacks " << f;
-    EXPECT_TRUE(fs::exists(course.solution_kernel(lab))) << lab.folder << " has no solution";
+    if (kPublishedCopy)
+      EXPECT_TRUE(grader::find_prebuilt_reference(kRoot, lab.folder)) << lab.folder << " has no prebuilt reference runner";
+    else
+      EXPECT_TRUE(fs::exists(course.solution_kernel(lab))) << lab.folder << " has no solution";
     EXPECT_NO_THROW(grader::load_manifest(lab.dir / "lab.json")) << lab.folder;
   }
 }
@@ -207,13 +183,15 @@ TEST(Course, SkeletonsHaveTodoMarkersForRealStepsAndSolutionsHaveNone) {
       EXPECT_NE(manifest.find_step(std::stoi((*it)[1])), nullptr) << lab.folder << ": " << it->str();
     }
     EXPECT_GT(markers, 0) << lab.folder << "/kernel.cu has no well-formed TODO(step N) marker";
-    EXPECT_EQ(read(course.solution_kernel(lab)).find("TODO(step"), std::string::npos) << lab.folder;
+    if (!kPublishedCopy)
+      EXPECT_EQ(read(course.solution_kernel(lab)).find("TODO(step"), std::string::npos) << lab.folder;
   }
 }
 
 // The solution is the skeleton with the TODO regions filled in, nothing else:
 // every differing hunk must replace a TODO(step N) marker line.
 TEST(Course, SolutionsDifferFromSkeletonsOnlyAtTodoMarkers) {
+  REQUIRE_SOLUTIONS();
   const auto course = grader::Course::open(kRoot);
   for (const auto& lab : course.labs()) {
     for (const auto& h : grader::stray_hunks(read(lab.dir / "kernel.cu"), read(course.solution_kernel(lab)))) {
@@ -230,6 +208,7 @@ TEST(Course, SolutionsDifferFromSkeletonsOnlyAtTodoMarkers) {
 class StaticLab : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(StaticLab, SolutionPassesEveryStaticCheck) {
+  REQUIRE_SOLUTIONS();
   const auto g = run_grader({"grade", GetParam(), "--submission", (kRoot / "solutions" / GetParam() / "kernel.cu").string()}, true);
   ASSERT_TRUE(g.out.is_object()) << g.raw << g.err;
   EXPECT_EQ(first_failing_step(g.out), nullptr) << g.out.dump(1);
@@ -254,20 +233,12 @@ TEST_P(StaticFixture, StaticVerdict) {
   const Fixture& f = GetParam();
   const Expectation e = parse_expectation(f.file);
   const auto g = run_grader({"grade", f.lab, "--submission", f.file.string()}, true);
-  if (e.is_static()) {
-    EXPECT_EQ(mismatch(g, e), "") << f.file;
-  } else {
-    ASSERT_TRUE(g.out.is_object()) << g.raw << g.err;
-    // Without a GPU nothing may fail before the step that is expected to fail
-    // on one (and for "all pass", nothing may fail at all).
-    const json* step = first_failing_step(g.out);
-    if (e.kind == Expectation::all_pass) EXPECT_EQ(step, nullptr) << g.out.dump(1);
-    else EXPECT_TRUE(step == nullptr || (*step)["id"].get<int>() >= e.step) << g.out.dump(1);
-    if (step) EXPECT_EQ(g.exit_code, 1) << g.out.dump(1);
-    else EXPECT_TRUE(g.exit_code == 0 || g.exit_code == 4) << g.out.dump(1);
-  }
+  ASSERT_TRUE(g.out.is_object()) << g.raw << g.err;
+  EXPECT_EQ(grader::static_verdict_mismatch(g.out, g.exit_code, e), "") << f.file;
 }
 
+// A class copy ships no fixtures: then these suites have no instances, which is fine.
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(StaticFixture);
 INSTANTIATE_TEST_SUITE_P(Static, StaticFixture, ::testing::ValuesIn(fixtures()),
                          [](const auto& info) { return test_name(info.param.lab.substr(0, 5) + "_" + info.param.name); });
 
@@ -277,6 +248,7 @@ class GpuLab : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuLab, SolutionPassesEveryStep) {
   REQUIRE_GPU();
+  REQUIRE_SOLUTIONS();
   const auto g = run_grader({"grade", GetParam(), "--submission", (kRoot / "solutions" / GetParam() / "kernel.cu").string()}, false);
   EXPECT_EQ(mismatch(g, Expectation{}), "");
 }
@@ -303,11 +275,18 @@ TEST_P(GpuLab, ReferenceMatchesTheFloat64Oracle) {
   const fs::path work = fs::temp_directory_path() / ("oracle-" + std::to_string(getpid()));
   // Built for the visible GPU, as the grader would build it.
   settings.arch = run_grader({"doctor"}, false).out.value("arch", std::string("sm_90"));
-  grader::Builder builder(grader::detect_toolchain(), settings);
-  const auto builds = builder.build({{lab.dir, course.solution_kernel(lab), "solution", manifest.link}});
-  ASSERT_TRUE(builds[0].ok) << builds[0].diagnostics;
   grader::RunnerCall call;
-  call.runner = builds[0].runner;
+  if (kPublishedCopy) {
+    // The runner the copy grades with is the one to validate.
+    const auto pre = grader::find_prebuilt_reference(kRoot, lab.folder);
+    ASSERT_TRUE(pre && pre->problem.empty()) << lab.folder << ": " << (pre ? pre->problem : "no .reference runner");
+    call.runner = pre->runner;
+  } else {
+    grader::Builder builder(grader::detect_toolchain(), settings);
+    const auto builds = builder.build({{lab.dir, course.solution_kernel(lab), "solution", manifest.link}});
+    ASSERT_TRUE(builds[0].ok) << builds[0].diagnostics;
+    call.runner = builds[0].runner;
+  }
   call.args = {"oracle", "--seed", "12345"};
   for (const auto& step : manifest.steps)
     for (const auto& c : step.checks)
@@ -332,6 +311,7 @@ TEST_P(GpuFixture, Verdict) {
   EXPECT_EQ(mismatch(g, parse_expectation(f.file)), "") << f.file;
 }
 
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GpuFixture);
 INSTANTIATE_TEST_SUITE_P(Gpu, GpuFixture, ::testing::ValuesIn(fixtures()),
                          [](const auto& info) { return test_name(info.param.lab.substr(0, 5) + "_" + info.param.name); });
 

@@ -1,0 +1,101 @@
+// Batch grading: a folder of submissions, each graded by its own `grader grade`
+// child process in a private temporary folder, with a scrubbed environment and
+// the runner isolated (sandbox.hpp). A crash, hang or hostile submission costs
+// one row, never the batch; finished rows are kept, so a rerun resumes.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "sandbox.hpp"
+
+namespace grader {
+
+inline constexpr std::uint64_t kMaxSubmissionBytes = 1u << 20;
+
+struct Submission {
+  std::string id;                // folder name, or file stem of <id>.cu
+  std::filesystem::path source;  // the kernel.cu to grade (may not exist)
+  std::filesystem::path folder;  // the submission's folder; empty for a lone <id>.cu
+  std::string problem;           // why it cannot be graded; empty when it can (so far)
+};
+
+// Each entry of dir is a folder holding kernel.cu or a file <id>.cu; anything
+// else becomes a submission with a problem. Hidden entries (".x") are skipped.
+// Sorted by id; a repeated id is a problem for the later entry.
+std::vector<Submission> discover_submissions(const std::filesystem::path& dir);
+
+// Empty when the file can be graded, else why not: missing, a symbolic link,
+// empty, larger than kMaxSubmissionBytes, or not UTF-8 text.
+std::string check_submission_file(const std::filesystem::path& file);
+
+// Content hash of a submission's file ("" when it cannot be read): a finished
+// row is reused only for the same bytes.
+std::string submission_hash(const std::filesystem::path& file);
+
+// Hints the student asked for in this lab, from <folder>/.grader/progress.json
+// (0 when absent or unreadable; the file is only read, never repaired).
+int hints_used(const std::filesystem::path& folder, const std::string& lab_id);
+
+// Writes temp + fsync + rename, creating the folder. Throws std::runtime_error.
+void write_file_atomically(const std::filesystem::path& file, const std::string& content);
+
+struct BatchSettings {
+  std::filesystem::path course_root;
+  std::filesystem::path grader_exe;  // the grader binary the children run (normally /proc/self/exe)
+  std::string lab;                   // as the user typed it; passed to the children
+  std::string lab_id;                // "lab07": what progress.json files are keyed by
+  std::string arch;                  // passed on, so every child builds the same code
+  std::filesystem::path out;         // results go to out/results/<id>.json
+  int jobs = 1;
+  double timeout_s = 1800;  // per submission, whole grade (builds + queueing for the GPU + runs)
+  bool all_steps = false;
+  IsolationSettings isolation;  // mode, hidden folders, GPU lock
+  bool no_gpu = false;          // pass GRADER_NO_GPU=1 on
+};
+
+// One row of a batch: what results/<id>.json holds (schema cuda-memory-labs/batch-result/1).
+struct BatchRow {
+  std::string id;
+  std::string status;  // "graded" | "rejected" (bad submission) | "error" (the grade did not finish)
+  std::string reason;  // rejected/error: why
+  std::string hash;
+  int hints_used = 0;
+  int grader_exit_code = -1;
+  nlohmann::json report;  // the grade/1 document, or null
+  double seconds = 0;
+  bool reused = false;    // read back from an earlier run (not written to the file)
+};
+
+nlohmann::json row_to_json(const BatchRow& row, const std::string& lab_id, const std::string& isolation);
+BatchRow row_from_json(const nlohmann::json& j);
+
+struct Session;
+
+// What a batch needs from the grading machine: the isolation it can give and the
+// facts a gradebook records (GPU, driver, CUDA).
+struct BatchEnvironment {
+  IsolationSettings isolation;
+  std::string isolation_note;  // how submissions are isolated, and why no more than that
+  nlohmann::json environment;  // {gpu, driver, cuda, isolation}
+};
+// mode: "auto" (bwrap when it works here, else rlimits), "bwrap" (throws
+// EnvironmentError when it does not work) or "rlimits". hidden: folders the
+// runner must not see besides the course's solutions/ and .grader/, $HOME and /tmp.
+BatchEnvironment prepare_batch_environment(const Session& session, const std::string& mode,
+                                           const std::vector<std::filesystem::path>& hidden);
+
+// Grades one submission (already checked) in its own child grader.
+BatchRow grade_submission(const Submission& s, const BatchSettings& settings);
+
+// Grades every submission, jobs at a time, writing each row as it finishes;
+// rows whose result file exists for the same lab and bytes are read back.
+// progress(row) is called for every row, from one thread at a time.
+std::vector<BatchRow> run_batch(const std::vector<Submission>& submissions, const BatchSettings& settings,
+                                const std::function<void(const BatchRow&)>& progress = {});
+
+}  // namespace grader

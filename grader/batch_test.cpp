@@ -1,0 +1,168 @@
+#include "batch.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace grader;
+
+namespace {
+
+class BatchDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = fs::temp_directory_path() / ("batch_test-" + std::to_string(::getpid()) + "-" +
+                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+  void write(const fs::path& rel, const std::string& text) {
+    fs::create_directories((dir / rel).parent_path());
+    std::ofstream(dir / rel, std::ios::binary) << text;
+  }
+  fs::path dir;
+};
+
+const Submission* find(const std::vector<Submission>& v, const std::string& id) {
+  for (const auto& s : v)
+    if (s.id == id) return &s;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_F(BatchDir, DiscoversFoldersFilesAndEverythingElse) {
+  write("alice/kernel.cu", "// a");
+  write("alice/notes.md", "x");
+  write("bob.cu", "// b");
+  write("carol/main.cu", "// no kernel.cu");
+  write("readme.txt", "x");
+  write(".DS_Store", "x");
+  write("bob/kernel.cu", "// the same id twice");
+  fs::create_symlink(dir / "alice", dir / "mallory");
+  const auto subs = discover_submissions(dir);
+  ASSERT_EQ(subs.size(), 6u);
+  EXPECT_EQ(subs[0].id, "alice");
+  EXPECT_EQ(subs[0].source, dir / "alice" / "kernel.cu");
+  EXPECT_EQ(subs[0].folder, dir / "alice");
+  EXPECT_TRUE(subs[0].problem.empty());
+  // Paths sort "bob" before "bob.cu": the folder keeps the id, the file is the duplicate.
+  ASSERT_TRUE(find(subs, "bob"));
+  EXPECT_EQ(find(subs, "bob")->source, dir / "bob" / "kernel.cu");
+  EXPECT_TRUE(find(subs, "bob")->problem.empty());
+  ASSERT_TRUE(find(subs, "bob (bob.cu)"));
+  EXPECT_NE(find(subs, "bob (bob.cu)")->problem.find("duplicate id"), std::string::npos);
+  ASSERT_TRUE(find(subs, "carol"));
+  EXPECT_NE(find(subs, "carol")->problem.find("no kernel.cu"), std::string::npos);
+  ASSERT_TRUE(find(subs, "readme.txt"));
+  EXPECT_NE(find(subs, "readme.txt")->problem.find("not a submission"), std::string::npos);
+  ASSERT_TRUE(find(subs, "mallory"));
+  EXPECT_NE(find(subs, "mallory")->problem.find("symbolic link"), std::string::npos);
+  EXPECT_FALSE(find(subs, ".DS_Store"));
+}
+
+TEST_F(BatchDir, MissingFolderIsAnError) { EXPECT_THROW(discover_submissions(dir / "nope"), std::runtime_error); }
+
+TEST_F(BatchDir, ChecksFiles) {
+  write("ok.cu", "// transpose × ≥\n__global__ void k() {}\n");
+  write("empty.cu", "");
+  write("nul.cu", std::string("abc\0def", 7));
+  write("latin1.cu", "caf\xe9\n");
+  write("overlong.cu", "\xc0\xaf");
+  write("huge.cu", std::string(kMaxSubmissionBytes + 1, 'a'));
+  write("limit.cu", std::string(kMaxSubmissionBytes, 'a'));
+  fs::create_symlink(dir / "ok.cu", dir / "link.cu");
+  EXPECT_EQ(check_submission_file(dir / "ok.cu"), "");
+  EXPECT_EQ(check_submission_file(dir / "limit.cu"), "");
+  EXPECT_EQ(check_submission_file(dir / "absent.cu").rfind("missing", 0), 0u);
+  EXPECT_EQ(check_submission_file(dir / "empty.cu").rfind("empty", 0), 0u);
+  EXPECT_EQ(check_submission_file(dir / "nul.cu").rfind("binary", 0), 0u);
+  EXPECT_EQ(check_submission_file(dir / "latin1.cu").rfind("binary", 0), 0u);
+  EXPECT_EQ(check_submission_file(dir / "overlong.cu").rfind("binary", 0), 0u);
+  EXPECT_EQ(check_submission_file(dir / "huge.cu").rfind("too large", 0), 0u);
+  EXPECT_NE(check_submission_file(dir / "link.cu").find("symbolic link"), std::string::npos);
+}
+
+TEST_F(BatchDir, HintsComeFromTheSubmissionsProgress) {
+  write("a/.grader/progress.json",
+        R"({"format_version":1,"labs":{"lab07":{"steps_passed":[1],"hints_shown":{"1":2,"3":1}},"lab05":{"hints_shown":{"1":9}}}})");
+  write("b/.grader/progress.json", "{ not json");
+  EXPECT_EQ(hints_used(dir / "a", "lab07"), 3);
+  EXPECT_EQ(hints_used(dir / "a", "lab05"), 9);
+  EXPECT_EQ(hints_used(dir / "a", "lab01"), 0);
+  EXPECT_EQ(hints_used(dir / "b", "lab07"), 0);
+  EXPECT_TRUE(fs::exists(dir / "b" / ".grader" / "progress.json"));  // read, never repaired
+  EXPECT_EQ(hints_used(dir / "c", "lab07"), 0);
+  EXPECT_EQ(hints_used({}, "lab07"), 0);
+}
+
+TEST_F(BatchDir, AtomicWriteReplacesAndLeavesNoTemp) {
+  write_file_atomically(dir / "out" / "r.json", "one");
+  write_file_atomically(dir / "out" / "r.json", "two");
+  std::ifstream in(dir / "out" / "r.json");
+  std::string s;
+  in >> s;
+  EXPECT_EQ(s, "two");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir / "out"), fs::directory_iterator()), 1);
+}
+
+TEST_F(BatchDir, RowRoundTrips) {
+  BatchRow r;
+  r.id = "alice";
+  r.status = "graded";
+  r.hash = "abc";
+  r.hints_used = 2;
+  r.grader_exit_code = 1;
+  r.report = {{"schema", "cuda-memory-labs/grade/1"}};
+  const BatchRow back = row_from_json(row_to_json(r, "lab07", "bwrap"));
+  EXPECT_EQ(back.id, "alice");
+  EXPECT_EQ(back.status, "graded");
+  EXPECT_EQ(back.hash, "abc");
+  EXPECT_EQ(back.hints_used, 2);
+  EXPECT_EQ(back.grader_exit_code, 1);
+  EXPECT_EQ(back.report, r.report);
+  EXPECT_THROW(row_from_json(json{{"schema", "other"}}), std::runtime_error);
+}
+
+// Bad submissions never reach a child grader, and a finished row for the same
+// bytes is kept: grader_exe does not exist, so any grade would be an "error" row.
+TEST_F(BatchDir, RejectsBadOnesAndResumesFinishedRows) {
+  write("subs/empty/kernel.cu", "");
+  write("subs/bin.cu", std::string("\x7f" "ELF\0\0", 6));
+  write("subs/done.cu", "// graded before\n");
+  write("subs/changed.cu", "// edited since\n");
+  BatchSettings s;
+  s.grader_exe = dir / "no-such-grader";
+  s.course_root = dir;
+  s.lab = s.lab_id = "lab07";
+  s.out = dir / "out";
+  s.jobs = 3;
+  for (const char* id : {"done", "changed"}) {
+    BatchRow old;
+    old.id = id;
+    old.status = "graded";
+    old.hash = submission_hash(dir / "subs" / "done.cu");
+    old.report = {{"schema", "cuda-memory-labs/grade/1"}, {"marker", id}};
+    write_file_atomically(s.out / "results" / (std::string(id) + ".json"), row_to_json(old, "lab07", "rlimits").dump());
+  }
+  int reported = 0;
+  const auto rows = run_batch(discover_submissions(dir / "subs"), s, [&](const BatchRow&) { ++reported; });
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(reported, 4);
+  EXPECT_EQ(rows[0].id, "bin");
+  EXPECT_EQ(rows[0].status, "rejected");
+  EXPECT_NE(rows[0].reason.find("NUL"), std::string::npos);
+  EXPECT_EQ(rows[1].id, "changed");
+  EXPECT_EQ(rows[1].status, "error");  // regraded (and the fake grader cannot run)
+  EXPECT_FALSE(rows[1].reused);
+  EXPECT_EQ(rows[2].id, "done");
+  EXPECT_TRUE(rows[2].reused);
+  EXPECT_EQ(rows[2].report["marker"], "done");
+  EXPECT_EQ(rows[3].id, "empty");
+  EXPECT_EQ(rows[3].status, "rejected");
+  for (const char* id : {"bin", "changed", "done", "empty"}) EXPECT_TRUE(fs::exists(s.out / "results" / (std::string(id) + ".json"))) << id;
+}

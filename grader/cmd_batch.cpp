@@ -1,0 +1,158 @@
+// grader batch SUBMISSIONS --lab LAB — grade a whole class and write the gradebooks.
+#include <sched.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "app.hpp"
+#include "batch.hpp"
+#include "gradebook.hpp"
+#include "session.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace grader {
+namespace {
+
+struct BatchCommandOptions {
+  std::string submissions, lab, out, isolation = "auto";
+  int jobs = 0;
+  double hint_penalty = 0;
+  double timeout_s = 1800;
+  bool all = false;
+};
+
+// The cores this process may use (as nproc counts them), not the machine's.
+int usable_cores() {
+  cpu_set_t set;
+  if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+std::string row_line(const BatchRow& r, const GradebookInfo& info) {
+  std::string s = r.id + "  ";
+  if (r.status == "graded")
+    s += format_number(final_score(earned_points(r, info), r.hints_used, info.hint_penalty), 2) + "/" +
+         format_number(info.total_points(), 2) + " points";
+  const std::string notes = row_notes(r, info);
+  if (!notes.empty()) s += (r.status == "graded" ? "  (" + notes + ")" : notes);
+  if (r.reused) s += "  [kept from an earlier run]";
+  return s;
+}
+
+int run_batch_command(const BatchCommandOptions& o, const GlobalOptions& g) {
+  if (o.hint_penalty < 0) throw CourseError("--hint-penalty must be >= 0, got " + std::to_string(o.hint_penalty));
+  if (o.isolation != "auto" && o.isolation != "bwrap" && o.isolation != "rlimits")
+    throw CourseError("--isolation must be auto, bwrap or rlimits, got \"" + o.isolation + "\"");
+  Session session = Session::open(g);
+  const LabInfo& lab = session.course.resolve(o.lab);
+  const Manifest manifest = load_manifest(lab.dir / "lab.json");
+  const fs::path submissions = fs::absolute(o.submissions);
+  std::vector<Submission> subs;
+  try {
+    subs = discover_submissions(submissions);
+  } catch (const std::runtime_error& e) {
+    throw CourseError(e.what());
+  }
+  const fs::path out = fs::absolute(o.out.empty() ? "grades-" + lab.id : o.out);
+  fs::create_directories(out);
+  BatchEnvironment env = prepare_batch_environment(session, o.isolation, {submissions, out});
+
+  // Built once here, so parallel children find the reference in the cache
+  // instead of all compiling it at once.
+  const fs::path solution = session.course.solution_kernel(lab);
+  if (fs::exists(solution)) session.builder->build({{lab.dir, solution, "solution kernel.cu", manifest.link}});
+
+  BatchSettings settings;
+  settings.course_root = session.course.root();
+  settings.grader_exe = fs::read_symlink("/proc/self/exe");
+  settings.lab = lab.folder;
+  settings.lab_id = lab.id;
+  settings.arch = session.builder->settings().arch;
+  settings.out = out;
+  settings.jobs = o.jobs > 0 ? o.jobs : usable_cores();
+  settings.timeout_s = o.timeout_s;
+  settings.all_steps = o.all;
+  settings.isolation = env.isolation;
+  const char* no_gpu = std::getenv("GRADER_NO_GPU");
+  settings.no_gpu = no_gpu && std::string(no_gpu) == "1";
+
+  GradebookInfo info = GradebookInfo::from_manifest(manifest, lab.folder);
+  info.hint_penalty = o.hint_penalty;
+  info.environment = env.environment;
+
+  if (!g.json) {
+    std::cout << "grading " << subs.size() << " submissions of " << lab.folder << " with " << settings.jobs
+              << " parallel builds; GPU runs one at a time\n"
+              << "isolation: " << env.isolation_note << "\n";
+  }
+  std::size_t done = 0;
+  const auto rows = run_batch(subs, settings, [&](const BatchRow& r) {
+    ++done;
+    if (!g.json) std::cout << "[" << done << "/" << subs.size() << "] " << row_line(r, info) << std::endl;
+  });
+
+  write_file_atomically(out / "grades.csv", grades_csv(rows, info));
+  write_file_atomically(out / "junit.xml", junit_xml(rows, info));
+  for (const auto& r : rows)
+    write_file_atomically(out / "gradescope" / r.id / "results.json", gradescope_result(r, info).dump(2) + "\n");
+
+  int graded = 0, rejected = 0, errors = 0;
+  json jrows = json::array();
+  for (const auto& r : rows) {
+    graded += r.status == "graded";
+    rejected += r.status == "rejected";
+    errors += r.status == "error";
+    jrows.push_back({{"id", r.id},
+                     {"status", r.status},
+                     {"reason", r.reason},
+                     {"points", final_score(earned_points(r, info), r.hints_used, info.hint_penalty)},
+                     {"hints_used", r.hints_used},
+                     {"reused", r.reused},
+                     {"notes", row_notes(r, info)}});
+  }
+  if (g.json) {
+    std::cout << json{{"schema", "cuda-memory-labs/batch/1"},
+                      {"lab", lab.folder},
+                      {"out", out.string()},
+                      {"total_points", info.total_points()},
+                      {"hint_penalty", info.hint_penalty},
+                      {"isolation", env.isolation.mode},
+                      {"isolation_note", env.isolation_note},
+                      {"environment", env.environment},
+                      {"counts", {{"graded", graded}, {"rejected", rejected}, {"error", errors}}},
+                      {"rows", jrows},
+                      {"exit_code", kExitPass}}
+                     .dump(2)
+              << "\n";
+  } else {
+    std::cout << graded << " graded, " << rejected << " rejected, " << errors << " not graded (errors are retried on the next run)\n"
+              << "wrote " << (out / "grades.csv").string() << ", " << (out / "junit.xml").string() << ", "
+              << (out / "gradescope").string() << "/<id>/results.json\n";
+  }
+  return kExitPass;
+}
+
+}  // namespace
+
+Command batch_command() {
+  return {"batch", "Grade a folder of submissions and write gradebooks (CSV, Gradescope, JUnit)",
+          [](CLI::App& sub, GlobalOptions& g) -> std::function<int()> {
+            auto o = std::make_shared<BatchCommandOptions>();
+            sub.add_option("submissions", o->submissions, "folder of submissions: <id>/kernel.cu or <id>.cu")->required();
+            sub.add_option("--lab", o->lab, "the lab they are for: lab07, 7, bank-conflicts")->required();
+            sub.add_option("--jobs,-j", o->jobs, "parallel builds (default: the number of CPU cores)");
+            sub.add_option("--out", o->out, "where results and gradebooks go (default: ./grades-LAB)");
+            sub.add_option("--hint-penalty", o->hint_penalty, "points off per hint used, never below 0 (default 0)");
+            sub.add_option("--isolation", o->isolation, "auto (bwrap when it works), bwrap or rlimits");
+            sub.add_option("--timeout", o->timeout_s, "seconds per submission, all steps together (default 1800)");
+            sub.add_flag("--all", o->all, "grade every step, also after one fails");
+            return [o, &g] { return run_batch_command(*o, g); };
+          }};
+}
+
+}  // namespace grader

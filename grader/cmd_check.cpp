@@ -1,0 +1,126 @@
+// grader check [LAB...] — the course lint an instructor runs before
+// publishing: every lab's files, manifest, lesson, TODO markers, solution,
+// builds and fixtures, and on a GPU every verdict and threshold margin.
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "app.hpp"
+#include "course_lint.hpp"
+#include "session.hpp"
+#include "terminal.hpp"
+
+namespace grader {
+namespace {
+
+struct CheckCommandOptions {
+  std::vector<std::string> labs;
+  bool static_only = false;
+  double cap_s = 3.0;
+};
+
+std::string mark(const std::string& status) {
+  if (status == "pass") return Style::pass_mark();
+  if (status == "fail") return Style::fail_mark();
+  if (status == "warn") return Style::yellow("!");
+  return Style::skip_mark();
+}
+
+void print_lab(const LabLint& l, bool verbose) {
+  bool ok = !l.manifest_error;
+  for (const auto& i : l.items) ok = ok && i.status != "fail";
+  std::cout << (ok ? Style::pass_mark() : Style::fail_mark()) << " " << Style::bold(l.lab) << "\n";
+  for (const auto& i : l.items) {
+    std::cout << "    " << mark(i.status) << " " << Style::dim(i.id + ":") << " " << i.summary << "\n";
+    // Passing items keep their details (e.g. the skeleton's other static
+    // failures) for --verbose; what is wrong is always shown in full.
+    if (i.status != "pass" || verbose)
+      for (const auto& d : i.details) std::cout << "        " << d << "\n";
+  }
+}
+
+int run_check(const CheckCommandOptions& o, const GlobalOptions& g) {
+  const Course course = Course::discover(g.root);
+  std::vector<LabInfo> labs;
+  if (o.labs.empty()) labs = course.labs();
+  for (const auto& q : o.labs) labs.push_back(course.resolve(q));
+  if (labs.empty()) throw CourseError("no lab to check under " + (course.root() / "labs").string());
+
+  CourseLint c;
+  c.root = course.root().string();
+  c.static_only = o.static_only;
+  c.gpu = nullptr;
+
+  std::optional<Session> session;
+  bool no_toolkit = false;
+  try {
+    session.emplace(Session::open(g));
+    c.arch = session->builder->settings().arch;
+    if (session->device.present) c.gpu = session->device.raw;
+  } catch (const EnvironmentError& e) {
+    no_toolkit = true;
+    c.skipped.push_back({"builds, static checks, fixture verdicts and every GPU check", e.what()});
+  }
+  const bool gpu = session && session->device.present && !o.static_only;
+  if (session && !gpu)
+    c.skipped.push_back(
+        {"GPU checks (the skeleton fails its first step, the solution passes, threshold margins, "
+         "fixture verdicts on the GPU)",
+         o.static_only ? std::string("--static-only") : "no GPU: " + session->device.reason});
+
+  GpuLintOptions go;
+  go.cap_s = o.cap_s;
+  for (const auto& lab : labs) {
+    if (!g.json) std::cerr << Style::dim("checking " + lab.folder + "…") << "\n";
+    const LabSources src = read_lab_sources(course, lab);
+    c.published = c.published || src.published;
+    LabLint l = lint_lab_sources(src);
+    if (session) lint_lab_builds(*session, src, l);
+    if (gpu) lint_lab_gpu(*session, src, go, l);
+    if (l.manifest_error) c.skipped.push_back({lab.folder + ": builds and GPU checks", "lab.json does not load"});
+    if (!g.json) print_lab(l, g.verbose);
+    c.labs.push_back(std::move(l));
+  }
+  if (c.published)
+    c.skipped.insert(c.skipped.begin(), {"solution-based checks (solution builds and passes, stray hunks, TODO regions "
+                                         "filled, threshold margins, fixture verdicts)",
+                                         "a published copy: the course has no solutions/ folder"});
+  c.exit_code = lint_exit_code(c, no_toolkit);
+
+  if (g.json) {
+    std::cout << lint_to_json(c).dump(2) << "\n";
+    return c.exit_code;
+  }
+  std::size_t pass = 0, fail = 0, skip = 0, warn = 0;
+  for (const auto& l : c.labs)
+    for (const auto& i : l.items)
+      (i.status == "pass" ? pass : i.status == "fail" ? fail : i.status == "warn" ? warn : skip)++;
+  if (!c.skipped.empty()) {
+    std::cout << "\n" << Style::bold("skipped") << "\n";
+    for (const auto& [what, why] : c.skipped)
+      std::cout << "    " << Style::skip_mark() << " " << what << ": " << why << "\n";
+  }
+  std::cout << "\n"
+            << c.labs.size() << " lab" << (c.labs.size() == 1 ? "" : "s") << ": " << pass << " hold, "
+            << (fail ? Style::red(std::to_string(fail) + " fail") : std::string("0 fail")) << ", " << skip << " skipped"
+            << (warn ? ", " + Style::yellow(std::to_string(warn) + " warn") : std::string()) << "\n";
+  if (c.exit_code == kExitUsage) std::cout << Style::red("a lab.json does not load: fix it first (exit 2)") << "\n";
+  if (c.exit_code == kExitEnvironment)
+    std::cout << Style::yellow("no CUDA toolkit: nothing could be built (exit 4)") << "\n";
+  return c.exit_code;
+}
+
+}  // namespace
+
+Command check_command() {
+  return {"check", "Lint the course before publishing: files, lessons, markers, solutions, fixtures, thresholds",
+          [](CLI::App& sub, GlobalOptions& g) -> std::function<int()> {
+            auto o = std::make_shared<CheckCommandOptions>();
+            sub.add_option("labs", o->labs, "labs to check (default: every lab)");
+            sub.add_flag("--static-only", o->static_only, "no GPU checks, even when a GPU is visible");
+            sub.add_option("--cap", o->cap_s, "seconds of timing per case on the GPU (default 3)");
+            return [o, &g] { return run_check(*o, g); };
+          }};
+}
+
+}  // namespace grader

@@ -1,0 +1,106 @@
+// The course lint behind `grader check`: what an instructor runs before
+// publishing. Each lab gets a list of items, each of which holds, fails, is
+// skipped (with the reason) or warns. The pieces that read only text are
+// separate functions so that each rule can be tested on a small made-up lab;
+// lint_lab_builds and lint_lab_gpu drive nvcc and the GPU through grade_lab,
+// so a lint verdict is the verdict a student would get.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "course.hpp"
+#include "fixture_expectation.hpp"
+#include "manifest.hpp"
+
+namespace grader {
+
+struct Session;
+
+struct LintItem {
+  std::string id;  // stable: "files", "lesson_sections", "fixture:off_by_one", "margin:step3:speedup:8192x8192"
+  std::string status = "pass";  // "pass" | "fail" | "skip" | "warn"
+  std::string summary;          // one line
+  std::vector<std::string> details;
+};
+
+struct LabLint {
+  std::string lab;  // folder
+  std::vector<LintItem> items;
+  bool manifest_error = false;  // lab.json missing or malformed
+};
+
+// Inputs the text-only rules share, read once per lab.
+struct LabSources {
+  LabInfo lab;
+  std::optional<Manifest> manifest;  // absent when lab.json does not load
+  std::string manifest_error;
+  std::optional<std::string> readme, skeleton;
+  std::optional<std::filesystem::path> solution_path;  // absent in a published copy
+  std::optional<std::string> solution;                 // absent when the file is missing
+  bool published = false;                              // the course has no solutions/ at all
+  std::vector<std::filesystem::path> fixtures;         // tests/fixtures/<lab>/*.cu, sorted
+};
+
+LabSources read_lab_sources(const Course& course, const LabInfo& lab);
+
+// The files every lab folder holds (design.md's fixed names).
+const std::vector<std::string>& required_lab_files();
+// The lesson's level-2 sections, in this order.
+const std::vector<std::string>& required_lesson_sections();
+
+LintItem lint_files(const std::filesystem::path& lab_dir);
+LintItem lint_solution_present(const LabSources& s);
+LintItem lint_manifest(const LabSources& s);
+LintItem lint_lesson_sections(const std::string& readme);
+LintItem lint_lesson_thresholds(const std::string& readme, const Manifest& manifest);
+// Markers well formed, each naming a step that exists; with a solution, each
+// marker's region changed by it (so the step "needs code"). Two items:
+// "todo_markers" and "todo_solution" (skipped without a solution).
+std::vector<LintItem> lint_todo_markers(const std::string& skeleton, const std::optional<std::string>& solution,
+                                        const Manifest& manifest);
+LintItem lint_stray_hunks(const std::string& skeleton, const std::string& solution);
+// The header parses and fits the lab. On success *out holds it.
+LintItem lint_fixture_header(const std::filesystem::path& fixture, const Manifest& manifest,
+                             FixtureExpectation* out = nullptr);
+
+// Everything above for one lab, without a compiler.
+LabLint lint_lab_sources(const LabSources& s);
+
+// With nvcc (no GPU is used even when one is visible): both kernels build,
+// the solution passes every static check, what the skeleton's static checks
+// say, and every fixture's static verdict. Appends to `out`.
+void lint_lab_builds(Session& session, const LabSources& s, LabLint& out);
+
+struct GpuLintOptions {
+  double cap_s = 3.0;  // timing per case, as `grader grade --cap`
+  double required_margin = 1.25;
+};
+// On the GPU: the skeleton fails its first step, the solution passes every
+// step, the reference clears each timed threshold by the margin, every
+// fixture gets its verdict. Appends to `out`.
+void lint_lab_gpu(Session& session, const LabSources& s, const GpuLintOptions& options, LabLint& out);
+
+// The margin rule on its own: median over threshold; fraction_of_peak only
+// warns below the margin (a near-peak fraction cannot always clear 1.25×).
+LintItem margin_item(int step, const Check& check, double median, double required_margin);
+
+struct CourseLint {
+  std::string root;
+  bool published = false, static_only = false;
+  std::string arch;    // what nvcc built for; empty without nvcc
+  nlohmann::json gpu;  // DeviceInfo raw, or null
+  std::vector<LabLint> labs;
+  std::vector<std::pair<std::string, std::string>> skipped;  // what, why
+  int exit_code = 0;
+};
+
+// 2 when a manifest is malformed, else 1 when an item fails, else 4 when
+// `no_toolkit` (nothing could be built, though what ran held), else 0.
+int lint_exit_code(const CourseLint& c, bool no_toolkit);
+nlohmann::json lint_to_json(const CourseLint& c);
+
+}  // namespace grader

@@ -1,0 +1,294 @@
+#include "course_lint.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "app.hpp"
+
+namespace grader {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const char* kManifest = R"({
+  "format_version": 1, "id": "lab01", "title": "Tiles",
+  "steps": [
+    { "id": 1, "title": "Stage a tile", "checks": [ { "kind": "ptx", "kernel": "k", "must_contain": ["bar.sync"] },
+                                                  { "kind": "correct", "cases": ["1x1"] } ] },
+    { "id": 2, "title": "Fast", "checks": [ { "kind": "speedup", "case": "64x64", "min": 2.5 } ] },
+    { "id": 3, "title": "Near peak", "checks": [ { "kind": "fraction_of_peak", "case": "64x64", "min": 0.7 } ] }
+  ]})";
+
+const char* kReadme =
+    "# Lab 01\n\n## Why it matters\n\ntext\n\n## What the hardware does\n\n```\n## not a heading\n```\n\n"
+    "## Your task\n\n## Steps\n\n### Step 1: Stage a tile\n\n## Going further\n";
+
+const char* kSkeleton =
+    "#include \"lab.cuh\"\n"
+    "__global__ void k(float* out) {\n"
+    "  // TODO(step 1): stage out through a __shared__ tile with a __syncthreads() (~3 lines)\n"
+    "  out[0] = 1;\n"
+    "}\n"
+    "\n"
+    "void launch(float* out) { k<<<1, 1>>>(out); }\n";
+
+const char* kSolution =
+    "#include \"lab.cuh\"\n"
+    "__global__ void k(float* out) {\n"
+    "  __shared__ float tile[1];\n"
+    "  tile[0] = 1;\n"
+    "  __syncthreads();\n"
+    "  out[0] = tile[0];\n"
+    "}\n"
+    "\n"
+    "void launch(float* out) { k<<<1, 1>>>(out); }\n";
+
+Manifest manifest() { return parse_manifest(json::parse(kManifest), "lab.json"); }
+
+// A course of one lab in a fresh temporary folder; tests break one thing each.
+class TempCourse : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static int n = 0;
+    root = fs::temp_directory_path() / ("course_lint_test-" + std::to_string(getpid()) + "-" + std::to_string(n++));
+    lab = root / "labs" / "lab01-tiles";
+    fs::create_directories(lab);
+    fs::create_directories(root / "solutions" / "lab01-tiles");
+    fs::create_directories(root / "tests" / "fixtures" / "lab01-tiles");
+    write(root / "syllabus.md", "| lab01 | tiles |\n");
+    write(lab / "README.md", kReadme);
+    write(lab / "lab.json", kManifest);
+    write(lab / "lab.cuh", "#pragma once\n");
+    write(lab / "kernel.cu", kSkeleton);
+    write(lab / "driver.cu", "// driver\n");
+    write(root / "solutions" / "lab01-tiles" / "kernel.cu", kSolution);
+    write(root / "tests" / "fixtures" / "lab01-tiles" / "empty.cu", "// expect: step 1 fails: ptx\n");
+  }
+  void TearDown() override { fs::remove_all(root); }
+
+  static void write(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+
+  LabLint lint() {
+    const Course c = Course::open(root);
+    return lint_lab_sources(read_lab_sources(c, c.labs().at(0)));
+  }
+  static const LintItem& find(const LabLint& l, const std::string& id) {
+    for (const auto& i : l.items)
+      if (i.id == id) return i;
+    throw std::runtime_error("no item " + id);
+  }
+  static std::vector<std::string> failing(const LabLint& l) {
+    std::vector<std::string> ids;
+    for (const auto& i : l.items)
+      if (i.status == "fail") ids.push_back(i.id);
+    return ids;
+  }
+
+  fs::path root, lab;
+};
+
+TEST_F(TempCourse, AGoodLabHasNoFailingItem) {
+  const LabLint l = lint();
+  EXPECT_TRUE(failing(l).empty()) << json(failing(l)).dump();
+  EXPECT_FALSE(l.manifest_error);
+  EXPECT_EQ(find(l, "todo_markers").status, "pass");
+  EXPECT_NE(find(l, "todo_markers").summary.find("steps 2, 3 need no code of their own"), std::string::npos)
+      << find(l, "todo_markers").summary;
+  EXPECT_EQ(find(l, "fixture:empty").summary, "expect: step 1 fails: ptx");
+}
+
+TEST_F(TempCourse, AMissingFileFails) {
+  fs::remove(lab / "driver.cu");
+  const LabLint l = lint();
+  EXPECT_EQ(failing(l), std::vector<std::string>{"files"});
+  EXPECT_EQ(find(l, "files").summary, "lacks driver.cu");
+}
+
+TEST_F(TempCourse, AMissingSolutionFailsButAPublishedCopySkips) {
+  fs::remove(root / "solutions" / "lab01-tiles" / "kernel.cu");
+  LabLint l = lint();
+  EXPECT_EQ(find(l, "solution").status, "fail");
+  EXPECT_EQ(find(l, "todo_solution").status, "skip");
+  fs::remove_all(root / "solutions");
+  l = lint();
+  EXPECT_TRUE(failing(l).empty()) << json(failing(l)).dump();
+  EXPECT_EQ(find(l, "solution").status, "skip");
+  EXPECT_NE(find(l, "solution").summary.find("published"), std::string::npos);
+}
+
+TEST_F(TempCourse, AMalformedManifestIsAManifestError) {
+  write(lab / "lab.json", R"({"format_version": 1, "id": "lab01", "title": "t", "steps": []})");
+  const LabLint l = lint();
+  EXPECT_TRUE(l.manifest_error);
+  EXPECT_EQ(find(l, "manifest").status, "fail");
+  EXPECT_NE(find(l, "manifest").details.at(0).find("at least one step"), std::string::npos);
+  CourseLint c;
+  c.labs.push_back(l);
+  EXPECT_EQ(lint_exit_code(c, false), kExitUsage);
+}
+
+TEST_F(TempCourse, SectionsOutOfOrderFail) {
+  std::string r = kReadme;
+  r.replace(r.find("## Your task"), 12, "## Steps");
+  r.replace(r.rfind("## Steps"), 8, "## Your task");
+  write(lab / "README.md", r);
+  const LabLint l = lint();
+  EXPECT_EQ(failing(l), std::vector<std::string>{"lesson_sections"});
+  EXPECT_NE(find(l, "lesson_sections")
+                .summary.find("in the order Why it matters · What the hardware does · Steps · Your task"),
+            std::string::npos)
+      << find(l, "lesson_sections").summary;
+}
+
+TEST_F(TempCourse, AMissingOrRepeatedSectionFails) {
+  std::string r = kReadme;
+  r.replace(r.find("## Going further"), 16, "## Further");
+  EXPECT_NE(lint_lesson_sections(r).summary.find("no \"## Going further\" section"), std::string::npos);
+  EXPECT_EQ(lint_lesson_sections(std::string(kReadme) + "## Steps\n").status, "fail");
+}
+
+TEST_F(TempCourse, AStrayHunkIsReportedWithItsLineAndText) {
+  std::string s = kSolution;
+  s.replace(s.find("k<<<1, 1>>>"), 11, "k<<<2, 1>>>");
+  write(root / "solutions" / "lab01-tiles" / "kernel.cu", s);
+  const LabLint l = lint();
+  EXPECT_EQ(failing(l), std::vector<std::string>{"stray_hunks"});
+  const auto& i = find(l, "stray_hunks");
+  EXPECT_NE(i.summary.find("the first at line 7"), std::string::npos) << i.summary;
+  ASSERT_EQ(i.details.size(), 3u);
+  EXPECT_EQ(i.details[0], "kernel.cu line 7:");
+  EXPECT_EQ(i.details[1], "  - void launch(float* out) { k<<<1, 1>>>(out); }");
+  EXPECT_EQ(i.details[2], "  + void launch(float* out) { k<<<2, 1>>>(out); }");
+}
+
+TEST_F(TempCourse, AMarkerForAMissingStepFails) {
+  std::string sk = kSkeleton;
+  sk.replace(sk.find("step 1)"), 6, "step 9");
+  write(lab / "kernel.cu", sk);
+  const LabLint l = lint();
+  const auto& i = find(l, "todo_markers");
+  EXPECT_EQ(i.status, "fail");
+  EXPECT_NE(i.summary.find("kernel.cu:3: the marker names step 9, which lab.json does not have (steps: 1, 2, 3)"),
+            std::string::npos)
+      << i.summary;
+}
+
+TEST_F(TempCourse, AMalformedMarkerFails) {
+  std::string sk = kSkeleton;
+  sk.replace(sk.find(" (~3 lines)"), 11, "");
+  write(lab / "kernel.cu", sk);
+  const LabLint l = lint();
+  const auto& i = find(l, "todo_markers");
+  EXPECT_EQ(i.status, "fail");
+  EXPECT_NE(i.summary.find("kernel.cu:3: malformed marker"), std::string::npos) << i.summary;
+}
+
+TEST_F(TempCourse, AMarkerTheSolutionDoesNotFillFails) {
+  // The solution drops the step 2 marker but writes no code for it.
+  const std::string sk =
+      std::string(kSkeleton) +
+      "\n__device__ void unroll(float* out) {\n  // TODO(step 2): unroll the copy by four (~4 lines)\n"
+      "  out[1] = 2;\n}\n";
+  const std::string so =
+      std::string(kSolution) + "\n__device__ void unroll(float* out) {\n  // unrolled by four\n  out[1] = 2;\n}\n";
+  write(lab / "kernel.cu", sk);
+  write(root / "solutions" / "lab01-tiles" / "kernel.cu", so);
+  const LabLint l = lint();
+  EXPECT_EQ(failing(l), std::vector<std::string>{"todo_solution"});
+  EXPECT_NE(
+      find(l, "todo_solution").summary.find("kernel.cu:10: step 2 has a marker, but the solution changes no code"),
+      std::string::npos)
+      << find(l, "todo_solution").summary;
+}
+
+TEST_F(TempCourse, ASolutionThatKeepsAMarkerFails) {
+  write(root / "solutions" / "lab01-tiles" / "kernel.cu", std::string(kSolution) + "// TODO(step 1): x (~1 line)\n");
+  EXPECT_EQ(find(lint(), "todo_solution").status, "fail");
+}
+
+TEST_F(TempCourse, AFixtureWithAMalformedExpectationFails) {
+  write(root / "tests" / "fixtures" / "lab01-tiles" / "bad.cu", "// expect: step 1 breaks\n");
+  write(root / "tests" / "fixtures" / "lab01-tiles" / "none.cu", "__global__ void k() {}\n");
+  write(root / "tests" / "fixtures" / "lab01-tiles" / "nostep.cu", "// expect: step 4 fails: correct\n");
+  write(root / "tests" / "fixtures" / "lab01-tiles" / "nokind.cu", "// expect: step 2 fails: ptx\n");
+  const LabLint l = lint();
+  EXPECT_EQ(failing(l), (std::vector<std::string>{"fixture:bad", "fixture:nokind", "fixture:none", "fixture:nostep"}));
+  EXPECT_NE(find(l, "fixture:bad").summary.find("cannot read the expectation \"step 1 breaks\""), std::string::npos);
+  EXPECT_NE(find(l, "fixture:none").summary.find("has no \"// expect: \" line"), std::string::npos);
+  EXPECT_NE(find(l, "fixture:nostep").summary.find("names step 4"), std::string::npos);
+  EXPECT_NE(find(l, "fixture:nokind").summary.find("step 2 checks only speedup"), std::string::npos);
+  CourseLint c;
+  c.labs.push_back(l);
+  EXPECT_EQ(lint_exit_code(c, false), kExitStepFailed);
+}
+
+TEST(LessonThresholds, FlagsARestatedThreshold) {
+  const Manifest m = manifest();
+  for (const char* line :
+       {"Step 2 passes at a speedup of at least 2.5×.", "the threshold is 2.5x", "needs ≥ 2.50× over the baseline",
+        "at least 70 % of memcpy bandwidth", "a fraction of at least 0.70", "Minimum: 70%"}) {
+    const LintItem i = lint_lesson_thresholds(std::string("intro\n") + line + "\n", m);
+    EXPECT_EQ(i.status, "fail") << line;
+    ASSERT_FALSE(i.details.empty());
+    EXPECT_EQ(i.details[0].rfind("README.md:2: ", 0), 0u) << i.details[0];
+  }
+}
+
+TEST(LessonThresholds, LeavesOrdinaryProseAlone) {
+  const Manifest m = manifest();
+  for (const char* line : {"it is 2.5× faster on an H100",  // no threshold word
+                           "needs ≥ T× (the threshold in lab.json)", "at least 256 bytes", "at least 2 loads",
+                           "the threshold at 8192x8192 and sm_90", "at least 3.0× (no check has that min)",
+                           "at least 70 ms of GPU time", "lab25 at least"}) {
+    const LintItem i = lint_lesson_thresholds(std::string(line) + "\n", m);
+    EXPECT_EQ(i.status, "pass") << line << ": " << (i.details.empty() ? "" : i.details[0]);
+  }
+}
+
+TEST(MarginItem, PassesFailsOrWarns) {
+  const Manifest m = manifest();
+  const Check& speedup = m.steps[1].checks[0];
+  const Check& peak = m.steps[2].checks[0];
+  LintItem i = margin_item(2, speedup, 3.5, 1.25);
+  EXPECT_EQ(i.status, "pass");
+  EXPECT_EQ(i.id, "margin:step2:speedup:64x64");
+  EXPECT_NE(i.summary.find("3.50× against a threshold of 2.50×, a margin of 1.40×"), std::string::npos) << i.summary;
+  EXPECT_EQ(margin_item(2, speedup, 3.0, 1.25).status, "fail");
+  EXPECT_EQ(margin_item(3, peak, 0.8, 1.25).status, "warn");
+  EXPECT_EQ(margin_item(3, peak, 0.9, 1.25).status, "pass");
+}
+
+TEST(CourseLintJson, HasTheDocumentedShapeAndExitCodes) {
+  CourseLint c;
+  c.root = "/course";
+  c.arch = "sm_90";
+  c.gpu = nullptr;
+  LabLint l;
+  l.lab = "lab01-tiles";
+  l.items.push_back({"files", "pass", "has them", {}});
+  l.items.push_back({"solution", "skip", "published", {}});
+  c.labs.push_back(l);
+  c.skipped.push_back({"GPU checks", "--static-only"});
+  EXPECT_EQ(lint_exit_code(c, false), kExitPass);
+  EXPECT_EQ(lint_exit_code(c, true), kExitEnvironment);
+  c.labs[0].items.push_back({"stray_hunks", "fail", "x", {"kernel.cu line 3:"}});
+  EXPECT_EQ(lint_exit_code(c, true), kExitStepFailed);
+  c.exit_code = lint_exit_code(c, false);
+  const json j = lint_to_json(c);
+  EXPECT_EQ(j["schema"], "cuda-memory-labs/check/1");
+  EXPECT_EQ(j["arch"], "sm_90");
+  EXPECT_TRUE(j["gpu"].is_null());
+  EXPECT_EQ(j["labs"][0]["lab"], "lab01-tiles");
+  EXPECT_EQ(j["labs"][0]["ok"], false);
+  EXPECT_EQ(j["labs"][0]["items"][2]["details"][0], "kernel.cu line 3:");
+  EXPECT_EQ(j["skipped"][0]["why"], "--static-only");
+  EXPECT_EQ(j["counts"]["fail"], 1);
+  EXPECT_EQ(j["counts"]["skip"], 1);
+  EXPECT_EQ(j["exit_code"], 1);
+}
+
+}  // namespace
+}  // namespace grader

@@ -1,0 +1,291 @@
+#include "gradebook.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <sstream>
+
+using nlohmann::json;
+
+namespace grader {
+namespace {
+
+bool is_timed_kind(const std::string& k) { return k == "speedup" || k == "fraction_of_peak" || k == "fraction_of_library"; }
+
+const json* report_step(const BatchRow& row, std::size_t i) {
+  if (!row.report.is_object() || !row.report.contains("steps") || !row.report["steps"].is_array()) return nullptr;
+  const json& steps = row.report["steps"];
+  return i < steps.size() ? &steps[i] : nullptr;
+}
+
+std::string str(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+}
+
+std::string first_line(const std::string& s) {
+  const auto nl = s.find('\n');
+  return nl == std::string::npos ? s : s.substr(0, nl);
+}
+
+bool build_failed(const BatchRow& row) {
+  if (!row.report.is_object()) return false;
+  const json& b = row.report.value("build", json::object());
+  return b.is_object() && b.contains("student") && b["student"].is_object() && !b["student"].value("ok", true);
+}
+
+std::string build_failure(const BatchRow& row) {
+  const json& s = row.report["build"]["student"];
+  const std::string diag = first_line(str(s, "diagnostics"));
+  return "build failed" + (str(s, "stage").empty() ? "" : " (" + str(s, "stage") + ")") + (diag.empty() ? "" : ": " + diag);
+}
+
+// One line per check, for Gradescope's output and JUnit's failure text.
+std::string check_lines(const json& step) {
+  std::string out;
+  for (const auto& c : step.value("checks", json::array())) {
+    out += str(c, "status") + " " + str(c, "kind") + ": " + str(c, "summary") + "\n";
+    for (const auto& d : c.value("details", json::array()))
+      if (d.is_string()) out += "    " + d.get<std::string>() + "\n";
+  }
+  return out;
+}
+
+// The summary of the first check that failed (or was skipped) in a step.
+std::string failing_summary(const json& step, const std::string& status) {
+  for (const auto& c : step.value("checks", json::array()))
+    if (str(c, "status") == status) return str(c, "kind") + ": " + str(c, "summary");
+  return "";
+}
+
+std::string step_name(const Step& s) { return "step " + std::to_string(s.id) + ": " + s.title; }
+
+}  // namespace
+
+GradebookInfo GradebookInfo::from_manifest(const Manifest& m, const std::string& lab_folder) {
+  GradebookInfo g;
+  g.lab_id = m.id;
+  g.lab_folder = lab_folder;
+  g.title = m.title;
+  g.steps = m.steps;
+  return g;
+}
+
+double GradebookInfo::total_points() const {
+  double t = 0;
+  for (const auto& s : steps) t += s.points;
+  return t;
+}
+
+std::vector<TimedColumn> timed_columns(const GradebookInfo& info) {
+  std::vector<TimedColumn> cols;
+  for (std::size_t i = 0; i < info.steps.size(); ++i)
+    for (std::size_t k = 0; k < info.steps[i].checks.size(); ++k) {
+      const Check& c = info.steps[i].checks[k];
+      if (is_timed_kind(c.kind))
+        cols.push_back({i, k, "step " + std::to_string(info.steps[i].id) + " " + c.kind + " " + c.case_name, c.kind});
+    }
+  return cols;
+}
+
+std::string step_status(const BatchRow& row, std::size_t i) {
+  const json* s = report_step(row, i);
+  return s ? str(*s, "status") : std::string();
+}
+
+double earned_points(const BatchRow& row, const GradebookInfo& info) {
+  double p = 0;
+  for (std::size_t i = 0; i < info.steps.size(); ++i)
+    if (step_status(row, i) == "pass") p += info.steps[i].points;
+  return p;
+}
+
+double final_score(double earned, int hints, double penalty) {
+  return std::max(0.0, earned - std::max(0.0, penalty) * std::max(0, hints));
+}
+
+double timed_value(const BatchRow& row, const TimedColumn& col) {
+  const double none = std::numeric_limits<double>::quiet_NaN();
+  const json* s = report_step(row, col.step_index);
+  if (!s || !s->contains("checks") || col.check_index >= (*s)["checks"].size()) return none;
+  const json& data = (*s)["checks"][col.check_index].value("data", json::object());
+  const char* key = col.kind == "speedup" ? "speedup" : col.kind == "fraction_of_peak" ? "fraction" : "library_fraction";
+  if (!data.is_object() || !data.contains(key) || !data[key].is_object()) return none;
+  const json& m = data[key].value("median", json());
+  return m.is_number() ? m.get<double>() : none;
+}
+
+std::string csv_field(const std::string& text, bool is_text) {
+  std::string t = text;
+  if (is_text && !t.empty() && (t[0] == '=' || t[0] == '+' || t[0] == '-' || t[0] == '@')) t = "'" + t;
+  const bool quote = t.find_first_of(",\"\r\n") != std::string::npos || (!t.empty() && (t.front() == ' ' || t.back() == ' '));
+  if (!quote) return t;
+  std::string q = "\"";
+  for (char c : t) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string format_number(double v, int max_decimals) {
+  if (!std::isfinite(v)) return "";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", max_decimals, v);
+  std::string s = buf;
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return s == "-0" ? "0" : s;
+}
+
+std::string xml_escape(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char ch : text) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        // XML 1.0 has no way to write other control characters, not even escaped.
+        out += (c < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') ? '?' : ch;
+    }
+  }
+  return out;
+}
+
+std::string row_notes(const BatchRow& row, const GradebookInfo& info) {
+  if (row.status == "rejected") return "rejected: " + row.reason;
+  if (row.status == "error") return "not graded: " + row.reason;
+  std::vector<std::string> notes;
+  if (build_failed(row)) notes.push_back(build_failure(row));
+  bool skipped = false;
+  for (std::size_t i = 0; i < info.steps.size(); ++i) skipped = skipped || step_status(row, i) == "skipped";
+  if (skipped) {
+    const std::string why = str(row.report, "no_gpu_reason");
+    notes.push_back("GPU checks skipped" + (why.empty() ? std::string() : " (" + first_line(why) + ")"));
+  }
+  const json& cur = row.report.value("current_step", json());
+  if (cur.is_number_integer() && !skipped) notes.push_back("stopped at step " + std::to_string(cur.get<int>()));
+  if (row.report.value("passed", false)) notes.push_back("all steps pass");
+  std::string s;
+  for (const auto& n : notes) s += (s.empty() ? "" : "; ") + n;
+  return s;
+}
+
+std::string grades_csv(const std::vector<BatchRow>& rows, const GradebookInfo& info) {
+  const auto cols = timed_columns(info);
+  std::ostringstream os;
+  os << "id";
+  for (const auto& s : info.steps) os << ",step" << s.id;
+  os << ",points,total";
+  for (const auto& c : cols) os << "," << csv_field(c.label);
+  os << ",hints_used,notes\r\n";
+  for (const auto& r : rows) {
+    os << csv_field(r.id);
+    for (std::size_t i = 0; i < info.steps.size(); ++i) os << "," << (step_status(r, i) == "pass" ? 1 : 0);
+    os << "," << format_number(final_score(earned_points(r, info), r.hints_used, info.hint_penalty), 2) << ","
+       << format_number(info.total_points(), 2);
+    for (const auto& c : cols) os << "," << format_number(timed_value(r, c), 3);
+    os << "," << r.hints_used << "," << csv_field(row_notes(r, info));
+    os << "\r\n";
+  }
+  return os.str();
+}
+
+json gradescope_result(const BatchRow& row, const GradebookInfo& info) {
+  json tests = json::array();
+  for (std::size_t i = 0; i < info.steps.size(); ++i) {
+    const Step& st = info.steps[i];
+    const std::string status = step_status(row, i);
+    std::string output;
+    if (row.status != "graded") output = row_notes(row, info);
+    else if (status == "locked") output = "not graded: an earlier step failed";
+    else if (status.empty()) output = "not graded";
+    else if (const json* s = report_step(row, i)) output = check_lines(*s);
+    if (i == 0 && row.status == "graded" && build_failed(row)) {
+      output = build_failure(row) + "\n" + str(row.report["build"]["student"], "diagnostics");
+    }
+    if (status == "skipped") output = "skipped (no points): " + output;
+    tests.push_back({{"name", step_name(st)},
+                     {"score", status == "pass" ? st.points : 0},
+                     {"max_score", st.points},
+                     {"status", status == "pass" ? "passed" : "failed"},
+                     {"output", output},
+                     {"visibility", "visible"}});
+  }
+  const double earned = earned_points(row, info);
+  const double score = final_score(earned, row.hints_used, info.hint_penalty);
+  std::string output = row_notes(row, info);
+  if (info.hint_penalty > 0 && row.hints_used > 0)
+    output += std::string(output.empty() ? "" : "\n") + "hint penalty: " + std::to_string(row.hints_used) + " hints × " +
+              format_number(info.hint_penalty, 2) + " = " + format_number(earned - score, 2) + " points off";
+  json extra = info.environment;
+  extra["lab"] = info.lab_id;
+  extra["hints_used"] = row.hints_used;
+  extra["hint_penalty"] = info.hint_penalty;
+  if (row.report.is_object()) extra["seed"] = row.report.value("seed", json());
+  return {{"score", score}, {"output", output}, {"tests", tests}, {"extra_data", extra}};
+}
+
+std::string junit_xml(const std::vector<BatchRow>& rows, const GradebookInfo& info) {
+  std::ostringstream body;
+  int all_tests = 0, all_failures = 0, all_errors = 0, all_skipped = 0;
+  for (const auto& r : rows) {
+    int failures = 0, errors = 0, skipped = 0;
+    std::ostringstream cases;
+    for (std::size_t i = 0; i < info.steps.size(); ++i) {
+      const Step& st = info.steps[i];
+      cases << "    <testcase classname=\"" << xml_escape(info.lab_id + "." + r.id) << "\" name=\"" << xml_escape(step_name(st))
+            << "\" time=\"0\">\n";
+      const std::string status = step_status(r, i);
+      const json* s = report_step(r, i);
+      if (r.status != "graded") {
+        ++errors;
+        cases << "      <error message=\"" << xml_escape(row_notes(r, info)) << "\"/>\n";
+      } else if (i == 0 && build_failed(r)) {
+        ++failures;
+        cases << "      <failure message=\"" << xml_escape(build_failure(r)) << "\" type=\"build\">"
+              << xml_escape(str(r.report["build"]["student"], "diagnostics")) << "</failure>\n";
+      } else if (status == "fail") {
+        ++failures;
+        std::string kind;
+        for (const auto& c : s->value("checks", json::array()))
+          if (str(c, "status") == "fail") { kind = str(c, "kind"); break; }
+        cases << "      <failure message=\"" << xml_escape(failing_summary(*s, "fail")) << "\" type=\"" << xml_escape(kind)
+              << "\">" << xml_escape(check_lines(*s)) << "</failure>\n";
+      } else if (status == "skipped") {
+        ++skipped;
+        cases << "      <skipped message=\"" << xml_escape(failing_summary(*s, "skipped")) << "\"/>\n";
+      } else if (status != "pass") {
+        ++skipped;
+        cases << "      <skipped message=\"locked: an earlier step failed\"/>\n";
+      }
+      cases << "    </testcase>\n";
+    }
+    const int n = static_cast<int>(info.steps.size());
+    body << "  <testsuite name=\"" << xml_escape(r.id) << "\" tests=\"" << n << "\" failures=\"" << failures
+         << "\" errors=\"" << errors << "\" skipped=\"" << skipped << "\" time=\"" << format_number(r.seconds, 3) << "\">\n"
+         << "    <properties>\n"
+         << "      <property name=\"points\" value=\""
+         << format_number(final_score(earned_points(r, info), r.hints_used, info.hint_penalty), 2) << "\"/>\n"
+         << "      <property name=\"total\" value=\"" << format_number(info.total_points(), 2) << "\"/>\n"
+         << "      <property name=\"hints_used\" value=\"" << r.hints_used << "\"/>\n"
+         << "    </properties>\n"
+         << cases.str() << "  </testsuite>\n";
+    all_tests += n;
+    all_failures += failures;
+    all_errors += errors;
+    all_skipped += skipped;
+  }
+  std::ostringstream os;
+  os << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"" << xml_escape(info.lab_id) << "\" tests=\""
+     << all_tests << "\" failures=\"" << all_failures << "\" errors=\"" << all_errors << "\" skipped=\"" << all_skipped
+     << "\">\n"
+     << body.str() << "</testsuites>\n";
+  return os.str();
+}
+
+}  // namespace grader

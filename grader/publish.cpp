@@ -1,0 +1,438 @@
+#include "publish.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <regex>
+#include <set>
+
+#include "app.hpp"
+#include "child_process.hpp"
+#include "diagnostics.hpp"
+#include "manifest.hpp"
+#include "prebuilt_reference.hpp"
+#include "sha256.hpp"
+#include "todo_regions.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace grader {
+namespace {
+
+// The default fat binary: Volta to Hopper. Newer GPUs JIT the embedded PTX.
+const std::vector<std::string> kDefaultArchs = {"sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90"};
+
+// Copied whole (minus dot-files); tests/ without its fixtures.
+const std::vector<std::string> kTrees = {"grader", "common", "tests"};
+const std::vector<std::string> kExcludedTrees = {"tests/fixtures"};
+const std::vector<std::string> kSingleFiles = {"CMakeLists.txt", "CMakePresets.json", "scripts/setup",
+                                               "docs/json-output.md", "docs/manifest.md"};
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw PublishError("cannot read " + p.string(), kExitUsage);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void write_file(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+  if (!out.flush()) throw PublishError("cannot write " + p.string(), kExitEnvironment);
+}
+
+std::string trim(const std::string& s) {
+  const auto a = s.find_first_not_of(" \t\r");
+  if (a == std::string::npos) return "";
+  return s.substr(a, s.find_last_not_of(" \t\r") - a + 1);
+}
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+// Trimmed, non-blank lines, each followed by '\n', after a leading '\n': a
+// block is found only as whole lines, whatever its indentation.
+std::string normalise_lines(const std::string& text) {
+  std::string out = "\n";
+  for (const auto& l : split_lines(text)) {
+    const std::string t = trim(l);
+    if (!t.empty()) out += t + "\n";
+  }
+  return out;
+}
+
+bool hidden(const fs::path& relative) {
+  for (const auto& part : relative)
+    if (!part.empty() && part.string()[0] == '.') return true;
+  return false;
+}
+
+void add_tree(const fs::path& root, const fs::path& tree, std::vector<fs::path>& out) {
+  std::error_code ec;
+  if (!fs::is_directory(root / tree, ec)) throw PublishError("the course has no " + tree.string() + "/ folder", kExitUsage);
+  for (auto it = fs::recursive_directory_iterator(root / tree); it != fs::recursive_directory_iterator(); ++it) {
+    const fs::path rel = fs::relative(it->path(), root);
+    const std::string g = rel.generic_string();
+    const bool excluded = std::any_of(kExcludedTrees.begin(), kExcludedTrees.end(),
+                                      [&](const std::string& x) { return g == x || g.rfind(x + "/", 0) == 0; });
+    if (excluded || hidden(fs::relative(it->path(), root / tree))) {
+      if (it->is_directory()) it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file() && !it->is_symlink()) out.push_back(rel);
+  }
+}
+
+std::string utc_now() {
+  char buf[32];
+  const std::time_t t = std::time(nullptr);
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+// Every regular file under dir, relative and sorted.
+std::vector<std::string> all_files(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file() && !e.is_symlink()) out.push_back(fs::relative(e.path(), dir).generic_string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool inside(const fs::path& child, const fs::path& parent) {
+  const fs::path rel = child.lexically_relative(parent);
+  return !rel.empty() && *rel.begin() != "..";
+}
+
+}  // namespace
+
+std::vector<fs::path> select_files(const fs::path& root, const std::vector<std::string>& lab_folders) {
+  std::vector<fs::path> out;
+  for (const auto& lab : lab_folders) add_tree(root, fs::path("labs") / lab, out);
+  for (const auto& t : kTrees) add_tree(root, t, out);
+  std::error_code ec;
+  for (const auto& f : kSingleFiles) {
+    if (!fs::is_regular_file(root / f, ec))
+      throw PublishError("the course has no " + f + " (a class copy needs it)", kExitUsage);
+    out.emplace_back(f);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::string filter_syllabus(const std::string& syllabus, const std::vector<std::string>& lab_folders) {
+  static const std::regex row(R"(^\s*\|\s*(lab[0-9]{2}-[a-z0-9-]+)\s*\|)");
+  std::string out;
+  for (const auto& line : split_lines(syllabus)) {
+    std::smatch m;
+    if (std::regex_search(line, m, row) &&
+        std::find(lab_folders.begin(), lab_folders.end(), m[1].str()) == lab_folders.end())
+      continue;
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string student_readme(const std::string& readme) {
+  std::string out;
+  bool in_code = false, in_instructor_section = false, in_instructor_block = false, has_students = false;
+  for (const auto& line : split_lines(readme)) {
+    const std::string t = trim(line);
+    if (t == "<!-- instructor-only -->") {
+      in_instructor_block = true;
+      continue;
+    }
+    if (t == "<!-- /instructor-only -->") {
+      if (!in_instructor_block) throw PublishError("README.md: <!-- /instructor-only --> without its opening marker", kExitUsage);
+      in_instructor_block = false;
+      continue;
+    }
+    if (t.rfind("```", 0) == 0) in_code = !in_code;
+    const bool heading = !in_code && (line.rfind("# ", 0) == 0 || line.rfind("## ", 0) == 0);
+    if (heading) {
+      in_instructor_section = line.rfind("## For instructors", 0) == 0;
+      has_students = has_students || line.rfind("## For students", 0) == 0;
+    }
+    if (in_instructor_section || in_instructor_block) continue;
+    out += line + "\n";
+  }
+  if (in_instructor_block) throw PublishError("README.md: <!-- instructor-only --> is never closed", kExitUsage);
+  if (!has_students) throw PublishError("README.md has no \"## For students\" section to publish", kExitUsage);
+  // Two blank lines where a section was cut read as a mistake.
+  out = std::regex_replace(out, std::regex("\n{3,}"), "\n\n");
+  return out;
+}
+
+SolutionProbe make_solution_probe(const std::string& name, const std::string& skeleton, const std::string& solution) {
+  SolutionProbe p;
+  p.name = name;
+  p.whole = solution;
+  for (const auto& h : diff_lines(split_lines(skeleton), split_lines(solution))) {
+    std::string block;
+    for (const auto& l : h.added) block += l + "\n";
+    const std::string n = normalise_lines(block);
+    if (n != "\n") p.blocks.push_back(n.substr(1));
+  }
+  return p;
+}
+
+bool contains_solution(const std::string& content, const SolutionProbe& probe) {
+  if (!probe.whole.empty() && content.find(probe.whole) != std::string::npos) return true;
+  if (probe.blocks.empty()) return false;
+  const std::string text = normalise_lines(content);
+  return std::all_of(probe.blocks.begin(), probe.blocks.end(),
+                     [&](const std::string& b) { return text.find("\n" + b) != std::string::npos; });
+}
+
+std::vector<std::string> find_solution_leaks(const fs::path& dir, const std::vector<SolutionProbe>& probes) {
+  std::vector<std::string> leaks;
+  for (const auto& rel : all_files(dir)) {
+    const std::string content = read_file(dir / rel);
+    for (const auto& p : probes)
+      if (contains_solution(content, p)) leaks.push_back(rel + ": holds " + p.name);
+  }
+  return leaks;
+}
+
+std::vector<std::string> nvcc_supported_archs(const Toolchain& toolchain) {
+  const fs::path log = fs::temp_directory_path() / ("grader-gpu-code-" + std::to_string(getpid()));
+  ChildOptions o;
+  o.argv = {toolchain.nvcc.string(), "--list-gpu-code"};
+  o.timeout_s = 60;
+  o.stdout_file = o.stderr_file = log;
+  const ChildResult r = run_child(o);
+  if (r.interrupted) throw Interrupted();
+  std::vector<std::string> out;
+  std::ifstream in(log);
+  for (std::string l; std::getline(in, l);)
+    if (sm_number(trim(l))) out.push_back(trim(l));
+  std::error_code ec;
+  fs::remove(log, ec);
+  if (!(r.exited && r.exit_code == 0)) out.clear();
+  return out;
+}
+
+std::vector<std::string> choose_archs(const std::vector<std::string>& requested, const std::vector<std::string>& supported,
+                                      const std::string& nvcc_version, std::vector<std::string>& notes) {
+  const auto can_build = [&](const std::string& a) {
+    return supported.empty() || std::find(supported.begin(), supported.end(), a) != supported.end();
+  };
+  std::vector<std::string> archs;
+  if (requested.empty()) {
+    std::vector<std::string> dropped;
+    for (const auto& a : kDefaultArchs) (can_build(a) ? archs : dropped).push_back(a);
+    if (!dropped.empty())
+      notes.push_back("nvcc " + nvcc_version + " cannot build " + join(dropped, ", ") + "; the reference runners cover " +
+                      join(archs, ", ") + " (GPUs of those generations cannot run them)");
+    if (archs.empty())
+      throw PublishError("nvcc " + nvcc_version + " builds none of the default architectures " +
+                             join(kDefaultArchs, ", ") + "; choose some with --archs (it builds " + join(supported, ", ") + ")",
+                         kExitEnvironment);
+  } else {
+    for (const auto& a : requested) {
+      if (!sm_number(a))
+        throw PublishError("--archs: \"" + a + "\" is not an architecture like sm_80 (sm_ and two or three digits)", kExitUsage);
+      if (!can_build(a))
+        throw PublishError("nvcc " + nvcc_version + " cannot build " + a + "; it builds " + join(supported, ", "),
+                           kExitEnvironment);
+      archs.push_back(a);
+    }
+  }
+  std::sort(archs.begin(), archs.end(), [](const std::string& a, const std::string& b) { return *sm_number(a) < *sm_number(b); });
+  archs.erase(std::unique(archs.begin(), archs.end()), archs.end());
+  return archs;
+}
+
+bool is_student_file(const std::string& relative, const std::vector<std::string>& student_files) {
+  return std::find(student_files.begin(), student_files.end(), relative) != student_files.end();
+}
+
+json make_published_manifest(const fs::path& dir, const std::vector<std::string>& lab_folders,
+                             const std::vector<std::string>& student_files, const std::vector<std::string>& archs,
+                             const std::string& nvcc_version) {
+  json files = json::object();
+  for (const auto& rel : all_files(dir)) {
+    if (rel == kPublishedManifest || is_student_file(rel, student_files)) continue;
+    files[rel] = sha256_file(dir / rel);
+  }
+  return {{"schema", kPublishedSchema}, {"published_at", utc_now()}, {"labs", lab_folders},
+          {"archs", archs},             {"nvcc", nvcc_version},      {"student_files", student_files},
+          {"files", files}};
+}
+
+VerifyResult verify_published(const fs::path& root) {
+  VerifyResult v;
+  v.root = root;
+  const fs::path file = root / kPublishedManifest;
+  std::error_code ec;
+  if (!fs::exists(file, ec))
+    throw PublishError(root.string() + " is not a published class copy (it has no " + kPublishedManifest +
+                           "); `grader verify` checks copies made by `grader publish`",
+                       kExitUsage);
+  json m;
+  try {
+    std::ifstream in(file);
+    m = json::parse(in);
+    if (m.value("schema", "") != kPublishedSchema) throw std::runtime_error("its schema is not " + std::string(kPublishedSchema));
+    if (!m.contains("files") || !m["files"].is_object()) throw std::runtime_error("it has no \"files\" object");
+  } catch (const std::exception& e) {
+    throw PublishError("cannot read " + file.string() + ": " + e.what(), kExitUsage);
+  }
+  for (const auto& [rel, want] : m["files"].items()) {
+    ++v.checked;
+    const fs::path p = root / rel;
+    if (!fs::is_regular_file(p, ec)) {
+      v.missing.push_back(rel);
+      continue;
+    }
+    if (!want.is_string() || sha256_file(p) != want.get<std::string>()) v.modified.push_back(rel);
+  }
+  return v;
+}
+
+PublishResult publish(const Course& course, const Toolchain& toolchain, const PublishOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  PublishResult res;
+  const fs::path root = course.root();
+
+  std::vector<const LabInfo*> labs;
+  if (o.labs.empty())
+    for (const auto& l : course.labs()) labs.push_back(&l);
+  for (const auto& q : o.labs) {
+    const LabInfo& l = course.resolve(q);
+    if (std::find(labs.begin(), labs.end(), &l) == labs.end()) labs.push_back(&l);
+  }
+  if (labs.empty()) throw PublishError("the course has no labs to publish", kExitUsage);
+  std::sort(labs.begin(), labs.end(), [](const LabInfo* a, const LabInfo* b) { return a->number < b->number; });
+  std::vector<std::string> folders, student_files;
+  std::vector<Manifest> manifests;
+  std::error_code ec;
+  for (const auto* l : labs) {
+    if (!fs::is_regular_file(course.solution_kernel(*l), ec))
+      throw PublishError("no solution at " + course.solution_kernel(*l).string() + ": the reference runner of " + l->id +
+                             " is built from it (publish from the instructor's course, not from a class copy)",
+                         kExitUsage);
+    manifests.push_back(load_manifest(l->dir / "lab.json"));
+    folders.push_back(l->folder);
+    student_files.push_back("labs/" + l->folder + "/" + manifests.back().student_file);
+  }
+
+  if (o.out.empty()) throw PublishError("--out: no folder given", kExitUsage);
+  const fs::path out = fs::absolute(o.out).lexically_normal();
+  const fs::path out_clean = out.filename().empty() ? out.parent_path() : out;
+  if (out_clean == root || inside(root, out_clean))
+    throw PublishError("--out " + o.out.string() + " would hold the course itself; choose a folder outside it", kExitUsage);
+  for (const char* tree : {"labs", "solutions", "grader", "common", "tests", "scripts", "docs", ".reference", ".grader"})
+    if (inside(out_clean, root / tree) || out_clean == root / tree)
+      throw PublishError("--out " + o.out.string() + " is inside the course's " + tree + "/; choose a folder outside it",
+                         kExitUsage);
+  const bool exists = fs::exists(out_clean, ec);
+  if (exists) {
+    if (!o.force) throw PublishError(out_clean.string() + " already exists; --force replaces it", kExitUsage);
+    const bool empty_dir = fs::is_directory(out_clean, ec) && fs::is_empty(out_clean, ec);
+    if (!empty_dir && !fs::exists(out_clean / kPublishedManifest, ec))
+      throw PublishError(out_clean.string() + " exists and is not a published copy (no " + kPublishedManifest +
+                             "); --force only replaces an earlier copy or an empty folder. Remove it yourself",
+                         kExitUsage);
+  }
+  if (!fs::is_directory(out_clean.parent_path(), ec))
+    throw PublishError("cannot publish into " + out_clean.string() + ": " + out_clean.parent_path().string() +
+                           " is not a folder",
+                       kExitUsage);
+
+  res.out = out_clean;
+  res.labs = folders;
+  res.nvcc_version = toolchain.version;
+  res.archs = choose_archs(o.archs, nvcc_supported_archs(toolchain), toolchain.version, res.notes);
+  res.ptx = "compute_" + res.archs.back().substr(3);
+
+  // Read everything that can fail for a course reason before building anything.
+  const std::vector<fs::path> files = select_files(root, folders);
+  const std::string readme = student_readme(read_file(root / "README.md"));
+  const std::string syllabus = filter_syllabus(read_file(root / "syllabus.md"), folders);
+  std::vector<SolutionProbe> probes;
+  for (const auto& l : course.labs()) {
+    const fs::path sol = course.solution_kernel(l);
+    if (!fs::is_regular_file(sol, ec)) continue;
+    probes.push_back(make_solution_probe("solutions/" + l.folder + "/kernel.cu", read_file(l.dir / "kernel.cu"), read_file(sol)));
+  }
+
+  const fs::path tmp = out_clean.parent_path() / (out_clean.filename().string() + ".tmp-" + std::to_string(getpid()));
+  fs::remove_all(tmp, ec);
+  fs::create_directories(tmp);
+  try {
+    for (const auto& rel : files) {
+      fs::create_directories((tmp / rel).parent_path());
+      fs::copy_file(root / rel, tmp / rel, fs::copy_options::overwrite_existing);
+      fs::permissions(tmp / rel, fs::status(root / rel).permissions());
+    }
+    write_file(tmp / "README.md", readme);
+    write_file(tmp / "syllabus.md", syllabus);
+    res.files = files.size() + 2;
+
+    for (std::size_t i = 0; i < labs.size(); ++i) {
+      const LabInfo& l = *labs[i];
+      if (o.progress)
+        std::cerr << "publish: building the reference runner of " << l.id << " for " << join(res.archs, ", ") << " + "
+                  << res.ptx << " (" << i + 1 << "/" << labs.size() << ")\n";
+      FatBuildRequest q;
+      q.course_root = tmp;  // the copy's own sources: the recorded hash is the copy's
+      q.lab_dir = tmp / "labs" / l.folder;
+      q.solution = course.solution_kernel(l);
+      q.link_libraries = manifests[i].link;
+      q.archs = res.archs;
+      q.out_dir = tmp / kReferenceDir / l.folder;
+      q.lab_folder = l.folder;
+      q.verbose = o.verbose;
+      std::string log;
+      if (!build_fat_reference(toolchain, q, log))
+        throw PublishError("the reference runner of " + l.id + " does not build (nothing was published):\n" +
+                               format_compiler_output(log, {{(tmp / "labs" / l.folder).string() + "/", ""},
+                                                            {(tmp / "common").string() + "/", "common/"}}),
+                           kExitBuildFailed);
+      res.files += 2;
+    }
+
+    const auto leaks = find_solution_leaks(tmp, probes);
+    if (!leaks.empty())
+      throw PublishError("solution source found in the class copy, so nothing was published:\n  " + join(leaks, "\n  ") +
+                             "\nRemove it from the course (or move it out of the published folders) and publish again.",
+                         kExitUsage);
+
+    const json manifest = make_published_manifest(tmp, folders, student_files, res.archs, toolchain.version);
+    res.protected_files = manifest["files"].size();
+    write_file(tmp / kPublishedManifest, manifest.dump(2) + "\n");
+    res.files += 1;
+
+    if (exists) {
+      const fs::path old = out_clean.parent_path() / (out_clean.filename().string() + ".old-" + std::to_string(getpid()));
+      fs::rename(out_clean, old);
+      try {
+        fs::rename(tmp, out_clean);
+      } catch (...) {
+        fs::rename(old, out_clean, ec);  // put the earlier copy back
+        throw;
+      }
+      fs::remove_all(old, ec);
+    } else {
+      fs::rename(tmp, out_clean);
+    }
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return res;
+}
+
+}  // namespace grader

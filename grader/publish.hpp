@@ -1,0 +1,110 @@
+// `grader publish`: a class copy of the course without solution sources. The
+// copy holds the chosen labs, the grader, common/, the tests (no fixtures),
+// the build files, a student README, the syllabus rows of the published labs,
+// each lab's reference runner prebuilt (.reference/<lab>/), and
+// .grader-manifest.json: the sha256 of every file a student must not edit, so
+// `grader verify` can tell a class copy is intact.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "course.hpp"
+#include "toolchain.hpp"
+
+namespace grader {
+
+inline constexpr const char* kPublishedManifest = ".grader-manifest.json";
+inline constexpr const char* kPublishedSchema = "cuda-memory-labs/published/1";
+
+// An expected failure of publish or verify, with the exit code it maps to (app.hpp).
+class PublishError : public std::runtime_error {
+ public:
+  PublishError(const std::string& message, int exit_code) : std::runtime_error(message), exit_code(exit_code) {}
+  int exit_code;
+};
+
+// ---- pieces (pure functions of their inputs, unit-tested) ----
+
+// The course files copied verbatim, relative to root, sorted: the chosen lab
+// folders, grader/, common/, tests/ without tests/fixtures/, the build files,
+// scripts/setup and the two reference docs. Dot-files and dot-folders inside
+// the copied trees (editor and build leftovers) are not copied. Throws
+// PublishError (exit 2) naming a required file the course lacks.
+std::vector<std::filesystem::path> select_files(const std::filesystem::path& root,
+                                                const std::vector<std::string>& lab_folders);
+
+// The syllabus with only the table rows of the published labs.
+std::string filter_syllabus(const std::string& syllabus, const std::vector<std::string>& lab_folders);
+
+// The student README: the course README without its "## For instructors"
+// section and without blocks between <!-- instructor-only --> and
+// <!-- /instructor-only -->. Throws PublishError when the README has no
+// "## For students" section (then it is not the README this expects).
+std::string student_readme(const std::string& course_readme);
+
+// What identifies one solution's source in other files: the lines it adds to
+// its skeleton (each hunk, whitespace-trimmed), and the whole text.
+struct SolutionProbe {
+  std::string name;  // "solutions/lab07-bank-conflicts/kernel.cu"
+  std::string whole;
+  std::vector<std::string> blocks;
+};
+SolutionProbe make_solution_probe(const std::string& name, const std::string& skeleton, const std::string& solution);
+// Whether `content` carries the solution: the whole file, or every filled-in
+// TODO region of it (a hint quoting one line is not a leak; all of them is).
+bool contains_solution(const std::string& content, const SolutionProbe& probe);
+// "path: holds solutions/labNN/kernel.cu" for every file under dir that does.
+std::vector<std::string> find_solution_leaks(const std::filesystem::path& dir, const std::vector<SolutionProbe>& probes);
+
+// The archs this nvcc can build SASS for ("sm_75", ...), from nvcc --list-gpu-code; empty if it cannot say.
+std::vector<std::string> nvcc_supported_archs(const Toolchain& toolchain);
+// The archs to build: `requested` validated (syntax, support) and sorted, or
+// by default sm_70..sm_90 minus what this nvcc cannot build (said in `notes`).
+std::vector<std::string> choose_archs(const std::vector<std::string>& requested, const std::vector<std::string>& supported,
+                                      const std::string& nvcc_version, std::vector<std::string>& notes);
+
+// ---- the protected-file manifest ----
+
+// Relative paths of the files a student edits (each published lab's student file).
+bool is_student_file(const std::string& relative, const std::vector<std::string>& student_files);
+nlohmann::json make_published_manifest(const std::filesystem::path& dir, const std::vector<std::string>& lab_folders,
+                                       const std::vector<std::string>& student_files,
+                                       const std::vector<std::string>& archs, const std::string& nvcc_version);
+
+struct VerifyResult {
+  std::filesystem::path root;
+  std::size_t checked = 0;
+  std::vector<std::string> modified, missing;
+  bool ok() const { return modified.empty() && missing.empty(); }
+};
+// Throws PublishError (exit 2) when root is not a published copy.
+VerifyResult verify_published(const std::filesystem::path& root);
+
+// ---- the whole command ----
+
+struct PublishOptions {
+  std::filesystem::path out;
+  std::vector<std::string> labs;   // as typed (lab07, 7, ...); empty = every lab
+  std::vector<std::string> archs;  // empty = the default set
+  bool force = false;
+  bool verbose = false;
+  bool progress = true;  // one line per reference build on stderr
+};
+
+struct PublishResult {
+  std::filesystem::path out;
+  std::vector<std::string> labs, archs, notes;
+  std::string ptx, nvcc_version;
+  std::size_t files = 0, protected_files = 0;
+  double seconds = 0;
+};
+
+// Writes into <out>.tmp-<pid> and renames it to out at the end, so a failure
+// leaves no half copy. Throws PublishError with the exit code to use.
+PublishResult publish(const Course& course, const Toolchain& toolchain, const PublishOptions& options);
+
+}  // namespace grader

@@ -1,0 +1,269 @@
+#include "publish.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "prebuilt_reference.hpp"
+#include "sha256.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using namespace grader;
+
+void write(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+class TempDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static int n = 0;
+    dir = fs::temp_directory_path() / ("publish_test-" + std::to_string(getpid()) + "-" + std::to_string(n++));
+    fs::create_directories(dir);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+  fs::path dir;
+};
+
+// A minimal course: two labs, solutions, fixtures and instructor-only files.
+void make_course(const fs::path& r) {
+  for (const char* lab : {"lab01-a", "lab02-b"}) {
+    write(r / "labs" / lab / "kernel.cu", "skeleton\n");
+    write(r / "labs" / lab / "lab.json", "{}\n");
+    write(r / "solutions" / lab / "kernel.cu", "solution\n");
+    write(r / "tests/fixtures" / lab / "wrong.cu", "wrong\n");
+  }
+  write(r / "labs/lab01-a/.kernel.cu.swp", "editor junk");
+  write(r / "grader/main.cpp", "main\n");
+  write(r / "grader/.cache/x", "junk");
+  write(r / "common/runner_main.cu", "runner\n");
+  write(r / "tests/CMakeLists.txt", "tests\n");
+  write(r / "tests/labs_test.cpp", "labs test\n");
+  for (const char* f : {"CMakeLists.txt", "CMakePresets.json", "scripts/setup", "scripts/gpu-check", "docs/json-output.md",
+                        "docs/manifest.md", "docs/measurements/h100.md", "README.md", "syllabus.md"})
+    write(r / f, "x\n");
+}
+
+std::vector<std::string> names(const std::vector<fs::path>& v) {
+  std::vector<std::string> out;
+  for (const auto& p : v) out.push_back(p.generic_string());
+  return out;
+}
+
+TEST_F(TempDir, SelectsChosenLabsAndSharedTreesButNoSolutionsFixturesOrJunk) {
+  make_course(dir);
+  const auto files = names(select_files(dir, {"lab02-b"}));
+  const std::vector<std::string> want = {"CMakeLists.txt",      "CMakePresets.json",  "common/runner_main.cu",
+                                         "docs/json-output.md", "docs/manifest.md",   "grader/main.cpp",
+                                         "labs/lab02-b/kernel.cu", "labs/lab02-b/lab.json", "scripts/setup",
+                                         "tests/CMakeLists.txt", "tests/labs_test.cpp"};
+  EXPECT_EQ(files, want);
+}
+
+TEST_F(TempDir, AllLabsSelectedAndDotFilesSkipped) {
+  make_course(dir);
+  const auto files = names(select_files(dir, {"lab01-a", "lab02-b"}));
+  EXPECT_NE(std::find(files.begin(), files.end(), "labs/lab01-a/kernel.cu"), files.end());
+  for (const auto& f : files) {
+    EXPECT_EQ(f.find("solutions"), std::string::npos) << f;
+    EXPECT_EQ(f.find("fixtures"), std::string::npos) << f;
+    EXPECT_EQ(f.find("/."), std::string::npos) << f;
+    EXPECT_NE(f, "scripts/gpu-check");
+    EXPECT_NE(f, "README.md");  // generated, not copied
+  }
+}
+
+TEST_F(TempDir, MissingRequiredFileIsAnError) {
+  make_course(dir);
+  fs::remove(dir / "CMakePresets.json");
+  try {
+    select_files(dir, {"lab01-a"});
+    FAIL() << "expected a PublishError";
+  } catch (const PublishError& e) {
+    EXPECT_NE(std::string(e.what()).find("CMakePresets.json"), std::string::npos) << e.what();
+    EXPECT_EQ(e.exit_code, 2);
+  }
+}
+
+TEST(Publish, SyllabusKeepsOnlyPublishedRows) {
+  const std::string s =
+      "# Syllabus\n\n| lab | topic |\n|---|---|\n| lab00-hardware | know |\n| lab07-bank-conflicts | banks |\n"
+      "| lab08-reduction | sums |\n\nText after lab00-hardware.\n";
+  const std::string got = filter_syllabus(s, {"lab07-bank-conflicts"});
+  EXPECT_EQ(got, "# Syllabus\n\n| lab | topic |\n|---|---|\n| lab07-bank-conflicts | banks |\n\nText after lab00-hardware.\n");
+}
+
+TEST(Publish, StudentReadmeDropsInstructorParts) {
+  const std::string r =
+      "# Course\n\nintro\n\n## For students\n\nloop\n\n```\n## not a heading\n```\n\n"
+      "<!-- instructor-only -->\nsolutions/ live here\n<!-- /instructor-only -->\n\n"
+      "## For instructors\n\n- grader publish\n\n## Layout\n\nlabs/\n";
+  const std::string got = student_readme(r);
+  EXPECT_NE(got.find("## For students"), std::string::npos);
+  EXPECT_NE(got.find("## not a heading"), std::string::npos);
+  EXPECT_NE(got.find("## Layout"), std::string::npos);
+  EXPECT_EQ(got.find("For instructors"), std::string::npos) << got;
+  EXPECT_EQ(got.find("grader publish"), std::string::npos) << got;
+  EXPECT_EQ(got.find("solutions/"), std::string::npos) << got;
+  EXPECT_EQ(got.find("instructor-only"), std::string::npos) << got;
+  EXPECT_EQ(got.find("\n\n\n"), std::string::npos) << got;
+}
+
+TEST(Publish, StudentReadmeRejectsUnexpectedReadmes) {
+  EXPECT_THROW(student_readme("# Course\n\n## For instructors\n"), PublishError);
+  EXPECT_THROW(student_readme("## For students\n<!-- instructor-only -->\nx\n"), PublishError);
+  EXPECT_THROW(student_readme("## For students\n<!-- /instructor-only -->\n"), PublishError);
+}
+
+const std::string kSkeleton =
+    "__global__ void k(float* out) {\n  // TODO(step 1): write out (~2 lines)\n}\n\nvoid launch() {\n  // TODO(step 2): launch (~1 line)\n}\n";
+const std::string kSolution =
+    "__global__ void k(float* out) {\n  const int i = threadIdx.x;\n  out[i] = 2.0f * i;\n}\n\nvoid launch() {\n  k<<<1, 32>>>(nullptr);\n}\n";
+
+TEST(Publish, SolutionProbeFindsCopiesButNotSkeletonsOrHints) {
+  const auto p = make_solution_probe("solutions/lab01-a/kernel.cu", kSkeleton, kSolution);
+  ASSERT_EQ(p.blocks.size(), 2u);
+  EXPECT_TRUE(contains_solution(kSolution, p));
+  EXPECT_TRUE(contains_solution("// header\n" + kSolution + "// trailer\n", p));
+  // Re-indented and with blank lines added: still the solution.
+  EXPECT_TRUE(contains_solution("void x() {\n        const int i = threadIdx.x;\n\n out[i] = 2.0f * i;\n}\n"
+                                "    k<<<1, 32>>>(nullptr);\n",
+                                p));
+  EXPECT_FALSE(contains_solution(kSkeleton, p));
+  // A hint that quotes one filled-in line is not the solution.
+  EXPECT_FALSE(contains_solution("{\"hints\": [\"k<<<1, 32>>>(nullptr);\"]}\n  k<<<1, 32>>>(nullptr);\n", p));
+  // Part of a line is not the line.
+  EXPECT_FALSE(contains_solution("x const int i = threadIdx.x;\nout[i] = 2.0f * i;\nk<<<1, 32>>>(nullptr);\n", p));
+}
+
+TEST_F(TempDir, LeakScanNamesTheFileAndTheSolution) {
+  const auto p = make_solution_probe("solutions/lab01-a/kernel.cu", kSkeleton, kSolution);
+  write(dir / "labs/lab01-a/kernel.cu", kSkeleton);
+  write(dir / "grader/notes.txt", "copied:\n" + kSolution);
+  const auto leaks = find_solution_leaks(dir, {p});
+  ASSERT_EQ(leaks.size(), 1u);
+  EXPECT_EQ(leaks[0], "grader/notes.txt: holds solutions/lab01-a/kernel.cu");
+  fs::remove(dir / "grader/notes.txt");
+  EXPECT_TRUE(find_solution_leaks(dir, {p}).empty());
+}
+
+TEST(Publish, ArchsDefaultToWhatNvccBuildsAndRequestsAreValidated) {
+  std::vector<std::string> notes;
+  const std::vector<std::string> nvcc13 = {"sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_100", "sm_120"};
+  EXPECT_EQ(choose_archs({}, nvcc13, "13.0", notes),
+            (std::vector<std::string>{"sm_75", "sm_80", "sm_86", "sm_89", "sm_90"}));
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("sm_70"), std::string::npos);
+  notes.clear();
+  EXPECT_EQ(choose_archs({"sm_90", "sm_100", "sm_80", "sm_90"}, nvcc13, "13.0", notes),
+            (std::vector<std::string>{"sm_80", "sm_90", "sm_100"}));
+  EXPECT_TRUE(notes.empty());
+  try {
+    choose_archs({"sm_70"}, nvcc13, "13.0", notes);
+    FAIL();
+  } catch (const PublishError& e) {
+    EXPECT_EQ(e.exit_code, 4);
+    EXPECT_NE(std::string(e.what()).find("cannot build sm_70"), std::string::npos);
+  }
+  for (const char* bad : {"90", "sm90", "sm_90a", "compute_90", "sm_"}) {
+    try {
+      choose_archs({bad}, nvcc13, "13.0", notes);
+      FAIL() << bad;
+    } catch (const PublishError& e) {
+      EXPECT_EQ(e.exit_code, 2) << bad;
+    }
+  }
+  // An nvcc that cannot list its targets: requests are passed through.
+  EXPECT_EQ(choose_archs({"sm_70"}, {}, "11.0", notes), std::vector<std::string>{"sm_70"});
+}
+
+TEST(PrebuiltReference, WhichGpusAFatBinaryRunsOn) {
+  const std::vector<std::string> sass = {"sm_75", "sm_80", "sm_86", "sm_90"};
+  EXPECT_TRUE(prebuilt_runs_on(sass, "compute_90", "sm_90"));
+  EXPECT_TRUE(prebuilt_runs_on(sass, "compute_90", "sm_89"));   // sm_86 SASS, newer minor
+  EXPECT_TRUE(prebuilt_runs_on(sass, "compute_90", "sm_87"));
+  EXPECT_TRUE(prebuilt_runs_on(sass, "compute_90", "sm_100"));  // JIT from the PTX
+  EXPECT_TRUE(prebuilt_runs_on(sass, "compute_90", "sm_120"));
+  EXPECT_FALSE(prebuilt_runs_on(sass, "compute_90", "sm_70"));  // older than every SASS and the PTX
+  EXPECT_FALSE(prebuilt_runs_on({"sm_86"}, "compute_86", "sm_80"));  // SASS does not run on an older minor
+  EXPECT_FALSE(prebuilt_runs_on(sass, "compute_90", "gpu"));
+  EXPECT_EQ(sm_number("sm_100"), 100);
+  EXPECT_FALSE(sm_number("sm_90a"));
+}
+
+TEST_F(TempDir, PrebuiltReferenceIsFoundAndItsInfoRead) {
+  EXPECT_FALSE(find_prebuilt_reference(dir, "lab01-a"));
+  const fs::path d = dir / ".reference/lab01-a";
+  write(d / "runner", "#!/bin/sh\n");
+  fs::permissions(d / "runner", fs::perms::owner_all);
+  auto r = find_prebuilt_reference(dir, "lab01-a");
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->problem.find("runner.json"), std::string::npos) << r->problem;
+  write(d / "runner.json", R"({"schema": "cuda-memory-labs/reference-runner/1", "archs": ["sm_80", "sm_90"],
+                               "ptx": "compute_90", "nvcc": "13.0.88", "source_sha256": "ab"})");
+  r = find_prebuilt_reference(dir, "lab01-a");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->problem, "");
+  EXPECT_EQ(r->archs, (std::vector<std::string>{"sm_80", "sm_90"}));
+  EXPECT_EQ(r->source_sha256, "ab");
+}
+
+TEST_F(TempDir, ReferenceSourceHashFollowsDriverHeadersAndCommonButNotKernel) {
+  write(dir / "labs/lab01-a/driver.cu", "driver\n");
+  write(dir / "labs/lab01-a/lab.cuh", "iface\n");
+  write(dir / "labs/lab01-a/kernel.cu", "student\n");
+  write(dir / "common/runner_main.cu", "runner\n");
+  const fs::path lab = dir / "labs/lab01-a";
+  const std::string h0 = reference_source_hash(dir, lab);
+  EXPECT_EQ(h0.size(), 64u);
+  write(lab / "kernel.cu", "edited by the student\n");
+  EXPECT_EQ(reference_source_hash(dir, lab), h0);
+  write(lab / "lab.cuh", "iface changed\n");
+  const std::string h1 = reference_source_hash(dir, lab);
+  EXPECT_NE(h1, h0);
+  write(dir / "common/timing.cuh", "new header\n");
+  EXPECT_NE(reference_source_hash(dir, lab), h1);
+}
+
+TEST_F(TempDir, ManifestProtectsEverythingButStudentFilesAndVerifySeesEdits) {
+  write(dir / "labs/lab01-a/kernel.cu", "student\n");
+  write(dir / "labs/lab01-a/driver.cu", "driver\n");
+  write(dir / "grader/main.cpp", "main\n");
+  write(dir / ".reference/lab01-a/runner", "binary");
+  const auto m = make_published_manifest(dir, {"lab01-a"}, {"labs/lab01-a/kernel.cu"}, {"sm_90"}, "13.0.88");
+  EXPECT_EQ(m["files"].size(), 3u);
+  EXPECT_FALSE(m["files"].contains("labs/lab01-a/kernel.cu"));
+  EXPECT_EQ(m["files"]["grader/main.cpp"], sha256_hex("main\n"));
+  write(dir / kPublishedManifest, m.dump());
+
+  auto v = verify_published(dir);
+  EXPECT_TRUE(v.ok());
+  EXPECT_EQ(v.checked, 3u);
+  write(dir / "labs/lab01-a/kernel.cu", "the student's work\n");
+  EXPECT_TRUE(verify_published(dir).ok());
+  write(dir / "labs/lab01-a/driver.cu", "driver, edited\n");
+  fs::remove(dir / ".reference/lab01-a/runner");
+  v = verify_published(dir);
+  EXPECT_FALSE(v.ok());
+  EXPECT_EQ(v.modified, std::vector<std::string>{"labs/lab01-a/driver.cu"});
+  EXPECT_EQ(v.missing, std::vector<std::string>{".reference/lab01-a/runner"});
+}
+
+TEST_F(TempDir, VerifyOutsideAPublishedCopyIsAUsageError) {
+  try {
+    verify_published(dir);
+    FAIL();
+  } catch (const PublishError& e) {
+    EXPECT_EQ(e.exit_code, 2);
+    EXPECT_NE(std::string(e.what()).find("not a published class copy"), std::string::npos);
+  }
+  write(dir / kPublishedManifest, "{not json");
+  EXPECT_THROW(verify_published(dir), PublishError);
+}
+
+}  // namespace

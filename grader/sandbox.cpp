@@ -1,0 +1,190 @@
+#include "sandbox.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+namespace fs = std::filesystem;
+
+namespace grader {
+namespace {
+
+std::vector<fs::path> split_paths(const char* value) {
+  std::vector<fs::path> out;
+  if (!value) return out;
+  std::string s = value, item;
+  for (std::size_t i = 0; i <= s.size(); ++i) {
+    if (i == s.size() || s[i] == ':') {
+      if (!item.empty()) out.emplace_back(item);
+      item.clear();
+    } else {
+      item += s[i];
+    }
+  }
+  return out;
+}
+
+std::string join_paths(const std::vector<fs::path>& v) {
+  std::string s;
+  for (const auto& p : v) s += (s.empty() ? "" : ":") + p.string();
+  return s;
+}
+
+fs::path find_on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  for (const auto& dir : split_paths(path ? path : "/usr/bin:/bin")) {
+    const fs::path candidate = dir / program;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return {};
+}
+
+// Every bind needs an existing source; a missing folder has nothing to hide.
+bool is_dir(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_directory(p, ec);
+}
+
+}  // namespace
+
+IsolationSettings isolation_from_environment() {
+  IsolationSettings s;
+  if (const char* m = std::getenv(kIsolateVar)) s.mode = m;
+  if (!s.mode.empty() && s.mode != "bwrap") s.mode = "rlimits";  // any other value still isolates
+  s.hide = split_paths(std::getenv(kIsolateHideVar));
+  s.writable = split_paths(std::getenv(kIsolateWritableVar));
+  if (const char* l = std::getenv(kGpuLockVar)) s.gpu_lock = l;
+  return s;
+}
+
+std::vector<std::string> isolation_environment(const IsolationSettings& s) {
+  std::vector<std::string> env;
+  if (s.enabled()) env.push_back(std::string(kIsolateVar) + "=" + s.mode);
+  if (!s.hide.empty()) env.push_back(std::string(kIsolateHideVar) + "=" + join_paths(s.hide));
+  if (!s.writable.empty()) env.push_back(std::string(kIsolateWritableVar) + "=" + join_paths(s.writable));
+  if (!s.gpu_lock.empty()) env.push_back(std::string(kGpuLockVar) + "=" + s.gpu_lock.string());
+  return env;
+}
+
+BwrapStatus probe_bwrap() {
+  BwrapStatus st;
+  st.program = find_on_path("bwrap");
+  if (st.program.empty()) {
+    st.reason = "bwrap is not installed (Debian package bubblewrap)";
+    return st;
+  }
+  char dir_template[] = "/tmp/grader-bwrap-probe-XXXXXX";
+  const char* dir = ::mkdtemp(dir_template);
+  ChildOptions o;
+  o.argv = {st.program.string(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+            "--unshare-net", "--unshare-pid", "--die-with-parent", "true"};
+  o.timeout_s = 20;
+  if (dir) o.stderr_file = fs::path(dir) / "stderr";
+  const ChildResult r = run_child(o);
+  if (r.exited && r.exit_code == 0) {
+    st.works = true;
+  } else {
+    std::string err = dir ? read_head(o.stderr_file, 300) : "";
+    while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
+    st.reason = "bwrap does not work on this machine (" + (r.started ? r.describe() : r.start_error) +
+                (err.empty() ? "" : ": " + err) + "); containers often forbid the namespaces it needs";
+  }
+  if (dir) {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  return st;
+}
+
+std::uint64_t isolated_cpu_seconds(double timeout_s) {
+  // The runner may spin a CPU core while it waits for the GPU, and CUDA adds
+  // threads: twice the wall-clock limit lets an honest run finish.
+  return static_cast<std::uint64_t>(std::ceil(2 * std::max(timeout_s, 1.0))) + 10;
+}
+
+std::uint64_t isolated_process_limit() {
+  const uid_t uid = ::getuid();
+  std::uint64_t tasks = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    struct stat sb {};
+    if (::stat(it->path().c_str(), &sb) != 0 || sb.st_uid != uid) continue;
+    std::error_code tec;
+    for (fs::directory_iterator t(it->path() / "task", tec), tend; !tec && t != tend; t.increment(tec)) ++tasks;
+  }
+  return tasks + 256;  // room for the runner, CUDA's threads and bwrap, not for a fork bomb
+}
+
+void isolate_launch(ChildOptions& o, const IsolationSettings& s, const fs::path& own_dir) {
+  if (!s.enabled()) return;
+  o.max_cpu_seconds = isolated_cpu_seconds(o.timeout_s);
+  o.max_processes = isolated_process_limit();
+  if (s.mode != "bwrap") return;
+  const fs::path bwrap = find_on_path("bwrap");
+  if (bwrap.empty()) return;  // the batch checked it; a vanished bwrap still leaves the rlimits
+
+  std::vector<std::string> a = {bwrap.string(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"};
+  std::error_code ec;
+  std::vector<fs::path> devices;
+  for (fs::directory_iterator it("/dev", ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().filename().string().rfind("nvidia", 0) == 0) devices.push_back(it->path());
+  std::sort(devices.begin(), devices.end());
+  for (const auto& d : devices) a.insert(a.end(), {"--dev-bind", d.string(), d.string()});
+  // Parents before children, so a hidden folder inside another hidden one still mounts.
+  std::vector<fs::path> hide;
+  for (const auto& h : s.hide)
+    if (is_dir(h)) hide.push_back(fs::weakly_canonical(h));
+  std::sort(hide.begin(), hide.end(), [](const fs::path& x, const fs::path& y) { return x.string().size() < y.string().size(); });
+  for (const auto& h : hide) a.insert(a.end(), {"--tmpfs", h.string()});
+  // The program itself may live in a hidden folder (the build cache under .grader).
+  const fs::path program_dir = fs::weakly_canonical(fs::path(o.argv.at(0))).parent_path();
+  a.insert(a.end(), {"--ro-bind", program_dir.string(), program_dir.string()});
+  std::vector<fs::path> rw = s.writable;
+  rw.push_back(own_dir);
+  for (const auto& w : rw)
+    if (is_dir(w)) a.insert(a.end(), {"--bind", fs::weakly_canonical(w).string(), fs::weakly_canonical(w).string()});
+  a.insert(a.end(), {"--unshare-net", "--unshare-pid", "--die-with-parent"});
+  if (!o.cwd.empty()) a.insert(a.end(), {"--chdir", fs::weakly_canonical(o.cwd).string()});
+  a.push_back("--");
+  a.insert(a.end(), o.argv.begin(), o.argv.end());
+  o.argv = std::move(a);
+}
+
+void undo_sandbox_exit_code(ChildResult& r) {
+  if (r.exited && r.exit_code > 128 && r.exit_code < 128 + 65) {
+    r.exited = false;
+    r.signaled = true;
+    r.signal = r.exit_code - 128;
+    r.exit_code = -1;
+  }
+}
+
+FileLock::FileLock(const fs::path& file) {
+  std::error_code ec;
+  fs::create_directories(file.parent_path(), ec);
+  fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw std::runtime_error("cannot open the lock file " + file.string() + ": " + std::strerror(errno));
+  while (::flock(fd_, LOCK_EX) != 0) {
+    if (errno == EINTR) continue;
+    const int e = errno;
+    ::close(fd_);
+    fd_ = -1;
+    throw std::runtime_error("cannot lock " + file.string() + ": " + std::strerror(e));
+  }
+}
+
+FileLock::~FileLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing releases the flock
+}
+
+}  // namespace grader

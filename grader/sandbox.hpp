@@ -1,0 +1,69 @@
+// Isolation of a submission's runner during batch grading. The batch grader
+// starts one `grader grade` child per submission with GRADER_ISOLATE set; the
+// runner launch (runner_client.cpp) then reads these settings, so student host
+// code never runs with the instructor's files, network or process table in reach.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "child_process.hpp"
+
+namespace grader {
+
+// Environment variables of isolated mode (set by `grader batch`, read by the runner launch).
+inline constexpr const char* kIsolateVar = "GRADER_ISOLATE";            // "bwrap" or "rlimits"
+inline constexpr const char* kIsolateHideVar = "GRADER_ISOLATE_HIDE";   // ':'-separated folders to hide
+inline constexpr const char* kIsolateWritableVar = "GRADER_ISOLATE_RW"; // ':'-separated folders left writable
+inline constexpr const char* kGpuLockVar = "GRADER_GPU_LOCK";           // lock file: one GPU run at a time
+
+struct IsolationSettings {
+  std::string mode;  // "" (not isolated), "bwrap" or "rlimits"
+  std::vector<std::filesystem::path> hide;      // tmpfs over each (bwrap only)
+  std::vector<std::filesystem::path> writable;  // read-write besides the call's own folder (bwrap only)
+  std::filesystem::path gpu_lock;               // empty: no lock
+  bool enabled() const { return !mode.empty(); }
+};
+
+IsolationSettings isolation_from_environment();
+// The "K=V" entries that make a child grader run its runners with these settings.
+std::vector<std::string> isolation_environment(const IsolationSettings& s);
+
+struct BwrapStatus {
+  bool works = false;
+  std::filesystem::path program;  // found on PATH
+  std::string reason;             // why it cannot be used (not installed, fails here: ...)
+};
+// Runs bwrap once with the options isolation uses; containers often forbid the namespaces.
+BwrapStatus probe_bwrap();
+
+// The limits of an isolated runner: CPU seconds from the call's timeout, and a
+// process cap a little above what the user already runs (RLIMIT_NPROC counts all
+// of the user's tasks, CUDA's threads included).
+std::uint64_t isolated_cpu_seconds(double timeout_s);
+std::uint64_t isolated_process_limit();
+
+// Rewrites a runner launch for isolated mode: rlimits always; with bwrap the
+// program runs in a fresh mount/pid/net namespace where / is read-only, the
+// hidden folders are empty, and only own_dir (and s.writable) can be written.
+void isolate_launch(ChildOptions& o, const IsolationSettings& s, const std::filesystem::path& own_dir);
+
+// bwrap reports a child killed by signal n as exit code 128 + n: undo that, so
+// a crash inside the sandbox is still reported as a crash.
+void undo_sandbox_exit_code(ChildResult& r);
+
+// Holds an exclusive flock on a file (created if missing) while alive.
+class FileLock {
+ public:
+  explicit FileLock(const std::filesystem::path& file);  // blocks; throws std::runtime_error
+  ~FileLock();
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace grader

@@ -1,0 +1,300 @@
+// `grader batch` and `grader gradescope` on a class of lab07 submissions built
+// from the fixtures and the solution: right, wrong, crashing, hanging, not
+// compiling, empty, binary, huge, and hostile host code (tests/fixtures/batch-lab07).
+// Static tests run without a GPU: static steps grade for real, GPU checks are
+// skipped. Gpu tests grade everything and need a device (skipped without one).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "child_process.hpp"
+#include "sandbox.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const fs::path kRoot = COURSE_ROOT;
+const fs::path kLab = kRoot / "tests" / "fixtures" / "lab07-bank-conflicts";
+const fs::path kHostile = kRoot / "tests" / "fixtures" / "batch-lab07";
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void write(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+struct GraderRun {
+  int exit_code = -1;
+  json out;
+  std::string raw, err;
+};
+
+GraderRun run_grader(const std::vector<std::string>& args, bool no_gpu, const fs::path& scratch) {
+  grader::ChildOptions o;
+  o.argv = {GRADER_BIN, "--json", "--root", kRoot.string()};
+  o.argv.insert(o.argv.end(), args.begin(), args.end());
+  o.timeout_s = 1700;
+  o.stdout_file = scratch / "stdout";
+  o.stderr_file = scratch / "stderr";
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e)
+    if (std::string(*e).rfind("GRADER_NO_GPU=", 0) != 0) env.emplace_back(*e);
+  if (no_gpu) env.emplace_back("GRADER_NO_GPU=1");
+  o.env = env;
+  const auto r = grader::run_child(o);
+  GraderRun run;
+  run.exit_code = r.exited ? r.exit_code : -1;
+  run.raw = read(o.stdout_file);
+  run.err = read(o.stderr_file);
+  try {
+    run.out = json::parse(run.raw);
+  } catch (...) {
+  }
+  return run;
+}
+
+// 15 entries: 10 that compile and grade, 5 that are rejected before any build.
+void make_class(const fs::path& dir) {
+  const std::string solution = read(kRoot / "solutions" / "lab07-bank-conflicts" / "kernel.cu");
+  write(dir / "correct" / "kernel.cu", solution);
+  write(dir / "correct" / ".grader" / "progress.json",
+        R"({"format_version":1,"labs":{"lab07":{"steps_passed":[],"hints_shown":{"1":1,"3":1}}}})");
+  write(dir / "unpadded.cu", read(kLab / "unpadded.cu"));
+  write(dir / "off_by_one" / "kernel.cu", read(kLab / "off_by_one.cu"));
+  write(dir / "infinite_loop.cu", read(kLab / "infinite_loop.cu"));
+  write(dir / "compile_error.cu", read(kLab / "compile_error.cu"));
+  write(dir / "empty_kernel.cu", read(kLab / "empty_kernel.cu"));
+  for (const char* h : {"crash_host", "read_solutions", "write_outside", "fork_bomb"})
+    write(dir / h / "kernel.cu", read(kHostile / (std::string(h) + ".cu")));
+  write(dir / "empty" / "kernel.cu", "");
+  write(dir / "binary.cu", std::string("\x7f" "ELF\x02\x01\x01\0\0\0", 10));
+  write(dir / "huge" / "kernel.cu", solution + std::string(1u << 20, '/') + "\n");
+  write(dir / "nokernel" / "main.cu", solution);
+  write(dir / "notes.txt", "not a submission");
+}
+
+std::map<std::string, json> rows_by_id(const json& out) {
+  std::map<std::string, json> m;
+  for (const auto& r : out.value("rows", json::array())) m[r.value("id", "")] = r;
+  return m;
+}
+
+std::map<std::string, std::vector<std::string>> csv_by_id(const std::string& csv, std::vector<std::string>& header) {
+  std::map<std::string, std::vector<std::string>> m;
+  std::istringstream in(csv);
+  std::string line;
+  bool first = true;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::vector<std::string> cells;
+    std::string cell;
+    bool quoted = false;
+    for (char c : line) {
+      if (c == '"') quoted = !quoted;
+      else if (c == ',' && !quoted) cells.push_back(cell), cell.clear();
+      else cell += c;
+    }
+    cells.push_back(cell);
+    if (first) header = cells, first = false;
+    else m[cells[0]] = cells;
+  }
+  return m;
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+const json& report_step(const fs::path& out, const std::string& id, int index, json& holder) {
+  holder = json::parse(read(out / "results" / (id + ".json")));
+  return holder["report"]["steps"][index];
+}
+
+// Where write_outside.cu tries to write when nothing stops it.
+std::vector<fs::path> escape_targets() {
+  std::vector<fs::path> t = {"/tmp/escaped-by-write_outside", kRoot / ".grader" / "escaped-by-write_outside",
+                             kRoot / ".grader" / "runs" / "escaped-by-write_outside"};
+  for (fs::path p = kRoot; p.has_relative_path(); p = p.parent_path()) t.push_back(p / "escaped-by-write_outside");
+  return t;
+}
+
+class Batch : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // A published class copy has neither solutions/ nor fixtures.
+    for (const fs::path& p : {kLab, kHostile, kRoot / "solutions" / "lab07-bank-conflicts" / "kernel.cu"})
+      if (!fs::exists(p)) GTEST_SKIP() << "needs " << p.string() << " (absent in a published copy)";
+    base = fs::temp_directory_path() / ("batch_course_test-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(base);
+    fs::create_directories(base / "scratch");
+    make_class(base / "class");
+  }
+  void TearDown() override {
+    if (!base.empty()) fs::remove_all(base);
+  }
+  fs::path base;
+};
+
+const std::string kHeader =
+    "id,step1,step2,step3,step4,points,total,step 2 speedup 8192x8192,step 3 speedup 8192x8192,"
+    "step 4 fraction_of_peak 8192x8192,hints_used,notes";
+
+}  // namespace
+
+TEST_F(Batch, StaticGradesAMixedClassAndResumes) {
+  const fs::path out = base / "out";
+  const GraderRun r = run_grader({"batch", (base / "class").string(), "--lab", "lab07", "--out", out.string(), "--jobs", "2",
+                            "--hint-penalty", "0.5"},
+                           true, base / "scratch");
+  ASSERT_EQ(r.exit_code, 0) << r.raw << r.err;
+  ASSERT_EQ(r.out.value("schema", ""), "cuda-memory-labs/batch/1") << r.raw;
+  auto rows = rows_by_id(r.out);
+  ASSERT_EQ(rows.size(), 15u) << r.raw;
+
+  // Isolation: bwrap where it works, else rlimits and a report that says so.
+  const grader::BwrapStatus bw = grader::probe_bwrap();
+  EXPECT_EQ(r.out["isolation"], bw.works ? "bwrap" : "rlimits") << r.out["isolation_note"];
+  if (!bw.works) EXPECT_NE(r.out["isolation_note"].get<std::string>().find("limited isolation"), std::string::npos);
+
+  for (const char* id : {"empty", "binary", "huge", "nokernel", "notes.txt"}) EXPECT_EQ(rows[id]["status"], "rejected") << id;
+  EXPECT_NE(rows["empty"]["reason"].get<std::string>().find("empty"), std::string::npos);
+  EXPECT_NE(rows["binary"]["reason"].get<std::string>().find("NUL"), std::string::npos);
+  EXPECT_NE(rows["huge"]["reason"].get<std::string>().find("too large"), std::string::npos);
+  EXPECT_NE(rows["nokernel"]["reason"].get<std::string>().find("no kernel.cu"), std::string::npos);
+  for (const char* id : {"correct", "unpadded", "off_by_one", "infinite_loop", "compile_error", "empty_kernel", "crash_host",
+                         "read_solutions", "write_outside", "fork_bomb"})
+    EXPECT_EQ(rows[id]["status"], "graded") << id << ": " << rows[id].dump();
+  for (const auto& [id, row] : rows) EXPECT_TRUE(fs::exists(out / "results" / (id + ".json"))) << id;
+
+  // Static steps graded for real: PTX failure, build failure; GPU checks skipped.
+  json holder;
+  EXPECT_EQ(report_step(out, "empty_kernel", 0, holder)["status"], "fail");
+  EXPECT_EQ(report_step(out, "correct", 0, holder)["status"], "skipped");
+  EXPECT_EQ(holder["report"]["steps"][0]["checks"][0]["status"], "pass");  // its PTX has the shared tile
+  EXPECT_FALSE(holder["report"]["build"]["student"]["ok"].is_null());
+  EXPECT_EQ(json::parse(read(out / "results" / "compile_error.json"))["report"]["build"]["student"]["ok"], false);
+
+  std::vector<std::string> header;
+  auto csv = csv_by_id(read(out / "grades.csv"), header);
+  std::string joined;
+  for (const auto& h : header) joined += (joined.empty() ? "" : ",") + h;
+  EXPECT_EQ(joined, kHeader);
+  ASSERT_EQ(csv.size(), 15u);
+  EXPECT_EQ(csv["correct"][1], "0");  // skipped earns nothing
+  EXPECT_EQ(csv["correct"][6], "10");
+  EXPECT_EQ(csv["correct"][10], "2");  // hints from its .grader/progress.json
+  EXPECT_NE(csv["correct"][11].find("GPU checks skipped"), std::string::npos);
+  EXPECT_NE(csv["compile_error"][11].find("build failed"), std::string::npos);
+  EXPECT_NE(csv["binary"][11].find("rejected: binary"), std::string::npos);
+
+  const json gs = json::parse(read(out / "gradescope" / "correct" / "results.json"));
+  EXPECT_EQ(gs["score"], 0);
+  ASSERT_EQ(gs["tests"].size(), 4u);
+  EXPECT_EQ(gs["tests"][0]["max_score"], 3);
+  EXPECT_EQ(gs["tests"][0]["status"], "failed");
+  EXPECT_NE(gs["tests"][0]["output"].get<std::string>().find("skipped"), std::string::npos);
+  EXPECT_TRUE(gs["extra_data"]["gpu"].is_null());
+  EXPECT_FALSE(gs["extra_data"]["cuda"].get<std::string>().empty());
+  const json gce = json::parse(read(out / "gradescope" / "compile_error" / "results.json"));
+  EXPECT_NE(gce["tests"][0]["output"].get<std::string>().find("build failed"), std::string::npos);
+
+  const std::string junit = read(out / "junit.xml");
+  EXPECT_EQ(count(junit, "<testsuite "), 15u);
+  EXPECT_EQ(count(junit, "<testcase "), 60u);
+  EXPECT_NE(junit.find("<failure message=\"ptx: "), std::string::npos);
+  EXPECT_NE(junit.find("type=\"build\""), std::string::npos);
+  EXPECT_NE(junit.find("<error message=\"rejected: empty"), std::string::npos);
+
+  // Hostile ones compiled, and their host code never ran without a GPU: nothing escaped.
+  for (const auto& t : escape_targets()) EXPECT_FALSE(fs::exists(t)) << t;
+
+  // A rerun keeps every finished row; an edited submission is graded again.
+  std::ofstream(base / "class" / "off_by_one" / "kernel.cu", std::ios::app) << "// edited\n";
+  const GraderRun again = run_grader({"batch", (base / "class").string(), "--lab", "lab07", "--out", out.string(), "--jobs", "2"},
+                               true, base / "scratch");
+  ASSERT_EQ(again.exit_code, 0) << again.raw << again.err;
+  rows = rows_by_id(again.out);
+  for (const auto& [id, row] : rows) EXPECT_EQ(row["reused"], id != "off_by_one") << id;
+}
+
+TEST_F(Batch, StaticGradescopeEntryPoint) {
+  const fs::path sub = base / "upload";
+  write(sub / "src" / "deep" / "kernel.cu", "// not this one: deeper\n");
+  write(sub / "src" / "kernel.cu", read(kLab / "empty_kernel.cu"));
+  write(sub / "README.md", "x");
+  const fs::path results = base / "results" / "results.json";
+  const GraderRun r = run_grader({"gradescope", "--lab", "lab07", "--submission-dir", sub.string(), "--results", results.string()},
+                           true, base / "scratch");
+  ASSERT_EQ(r.exit_code, 0) << r.raw << r.err;
+  EXPECT_EQ(r.out["submission"], (sub / "src" / "kernel.cu").string());
+  const json j = json::parse(read(results));
+  EXPECT_EQ(j["score"], 0);
+  ASSERT_EQ(j["tests"].size(), 4u);
+  EXPECT_NE(j["tests"][0]["output"].get<std::string>().find("fail ptx"), std::string::npos) << j.dump(2);
+  EXPECT_TRUE(j["extra_data"].contains("driver"));
+
+  const fs::path none = base / "none";
+  write(none / "notes.txt", "no code");
+  const GraderRun n = run_grader({"gradescope", "--lab", "lab07", "--submission-dir", none.string(), "--results", results.string()},
+                           true, base / "scratch");
+  ASSERT_EQ(n.exit_code, 0) << n.raw << n.err;
+  const json k = json::parse(read(results));
+  EXPECT_EQ(k["score"], 0);
+  EXPECT_NE(k["output"].get<std::string>().find("missing"), std::string::npos) << k.dump(2);
+}
+
+TEST_F(Batch, GpuGradesAMixedClass) {
+  const fs::path out = base / "out";
+  const GraderRun doctor = run_grader({"doctor"}, false, base / "scratch");
+  if (!doctor.out.is_object() || doctor.out.value("gpu", json()).is_null())
+    GTEST_SKIP() << "no GPU: " << doctor.out.value("no_gpu_reason", doctor.raw + doctor.err);
+  const GraderRun r = run_grader({"batch", (base / "class").string(), "--lab", "lab07", "--out", out.string(), "--hint-penalty", "0.5"},
+                           false, base / "scratch");
+  ASSERT_EQ(r.exit_code, 0) << r.raw << r.err;
+  auto rows = rows_by_id(r.out);
+  ASSERT_EQ(rows.size(), 15u);
+  const bool sandboxed = r.out["isolation"] == "bwrap";
+  std::cout << "isolation: " << r.out["isolation_note"].get<std::string>() << "\n";
+
+  std::vector<std::string> header;
+  auto csv = csv_by_id(read(out / "grades.csv"), header);
+  EXPECT_EQ(std::vector<std::string>(csv["correct"].begin() + 1, csv["correct"].begin() + 7),
+            (std::vector<std::string>{"1", "1", "1", "1", "9", "10"}));  // 10 points - 2 hints x 0.5
+  EXPECT_EQ(csv["unpadded"][1], "1");
+  EXPECT_EQ(csv["unpadded"][3], "0");
+  EXPECT_EQ(csv["off_by_one"][1], "0");
+  json holder;
+  EXPECT_EQ(report_step(out, "crash_host", 0, holder)["checks"][1]["symptom"], "crash") << holder.dump(2);
+  EXPECT_EQ(report_step(out, "infinite_loop", 0, holder)["checks"][1]["symptom"], "timeout");
+  for (const char* id : {"read_solutions", "write_outside", "fork_bomb"}) EXPECT_EQ(rows[id]["status"], "graded") << id;
+  // A hostile submission transposes correctly only when its attack failed.
+  if (sandboxed) {
+    EXPECT_EQ(csv["read_solutions"][1], "1") << "read the solution from inside the sandbox";
+    EXPECT_EQ(csv["write_outside"][1], "1") << "wrote outside its folder from inside the sandbox";
+  }
+  if (::getuid() != 0) EXPECT_EQ(csv["fork_bomb"][1], "1") << "RLIMIT_NPROC did not stop the fork bomb";
+  std::vector<fs::path> escaped;
+  for (const auto& t : escape_targets())
+    if (fs::exists(t)) escaped.push_back(t), fs::remove(t);
+  if (sandboxed) EXPECT_TRUE(escaped.empty()) << escaped.front();
+
+  const json gs = json::parse(read(out / "gradescope" / "correct" / "results.json"));
+  EXPECT_EQ(gs["score"], 9);
+  EXPECT_FALSE(gs["extra_data"]["gpu"].is_null());
+  EXPECT_FALSE(gs["extra_data"]["driver"].is_null());
+}
