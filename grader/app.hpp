@@ -42,8 +42,10 @@ Command list_command();
 Command hint_command();
 Command bench_command();
 Command doctor_command();
-Command publish_command(); Command verify_command();
 Command check_command();
-Command batch_command(); Command gradescope_command();
+Command publish_command();
+Command verify_command();
+Command batch_command();
+Command gradescope_command();
 
 }  // namespace grader
