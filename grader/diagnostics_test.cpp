@@ -285,9 +285,9 @@ TEST(Diagnostics, HugeLinesAreCut) {
 }
 
 TEST(Diagnostics, UnrecognisedOutputIsShownNotSwallowed) {
-  const std::string raw = "Segmentation fault in /work/build/cicc\nsomething odd\n";
+  const std::string raw = "Segmentation fault in /opt/build/cicc\nsomething odd\n";
   EXPECT_TRUE(parse_compiler_output(raw).empty());
-  EXPECT_EQ(format_compiler_output(raw, {{"/work/build", "build"}}),
+  EXPECT_EQ(format_compiler_output(raw, {{"/opt/build", "build"}}),
             "Segmentation fault in build/cicc\nsomething odd\n");
   EXPECT_EQ(format_compiler_output("", {}), "");
 }
