@@ -47,5 +47,7 @@ Command publish_command();
 Command verify_command();
 Command batch_command();
 Command gradescope_command();
+Command collect_command();
+Command batch_task_command();
 
 }  // namespace grader

@@ -11,6 +11,7 @@
 #include "batch.hpp"
 #include "gradebook.hpp"
 #include "session.hpp"
+#include "slurm.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -24,6 +25,8 @@ struct BatchCommandOptions {
   double hint_penalty = 0;
   double timeout_s = 1800;
   bool all = false;
+  bool slurm = false, no_submit = false;
+  SlurmJobSettings job;
 };
 
 // The cores this process may use (as nproc counts them), not the machine's.
@@ -44,10 +47,70 @@ std::string row_line(const BatchRow& r, const GradebookInfo& info) {
   return s;
 }
 
+// --slurm: no grading here (the login node may have neither GPU nor nvcc);
+// the job array grades, `grader collect` writes the gradebooks.
+int run_slurm_batch_command(const BatchCommandOptions& o, const GlobalOptions& g) {
+  if (const std::string why = check_slurm_settings(o.job); !why.empty()) throw CourseError(why);
+  const Course course = Course::discover(g.root);
+  const LabInfo& lab = course.resolve(o.lab);
+  load_manifest(lab.dir / "lab.json");  // a broken manifest fails here, not in every task
+  SlurmBatch b;
+  b.submissions_dir = fs::absolute(o.submissions).lexically_normal();
+  try {
+    b.submissions = discover_submissions(b.submissions_dir);
+  } catch (const std::runtime_error& e) {
+    throw CourseError(e.what());
+  }
+  if (b.submissions.empty()) throw CourseError("no submissions in " + b.submissions_dir.string());
+  b.out = fs::absolute(o.out.empty() ? "grades-" + lab.id : o.out).lexically_normal();
+  for (const char c : b.out.string())
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\'' || c == '"' || c == '#' || c == '\\' || c == '%')
+      throw CourseError("--out " + b.out.string() + ": Slurm's #SBATCH --output cannot hold spaces, quotes, '#', '%' or '\\'; choose another folder");
+  b.course_root = course.root();
+  b.grader_exe = fs::read_symlink("/proc/self/exe");
+  b.lab = lab.folder;
+  b.lab_id = lab.id;
+  b.arch = g.arch;
+  b.isolation = o.isolation;
+  b.timeout_s = o.timeout_s;
+  b.hint_penalty = o.hint_penalty;
+  b.all_steps = o.all;
+  b.job = o.job;
+  const fs::path script = write_slurm_batch(b);
+  const std::string collect = "grader collect " + b.out.string() + " --lab " + lab.id;
+  std::string job_id;
+  if (!o.no_submit) job_id = submit_slurm_batch(b, script);
+  if (g.json) {
+    std::cout << json{{"schema", "cuda-memory-labs/slurm-submit/1"},
+                      {"lab", lab.folder},
+                      {"out", b.out.string()},
+                      {"script", script.string()},
+                      {"tasks", b.submissions.size()},
+                      {"submitted", !o.no_submit},
+                      {"job_id", job_id.empty() ? json(nullptr) : json(job_id)},
+                      {"collect", collect},
+                      {"exit_code", kExitPass}}
+                     .dump(2)
+              << "\n";
+  } else {
+    std::cout << "wrote " << script.string() << " (" << b.submissions.size() << " array tasks, one per line of "
+              << (b.out / "slurm" / "tasks.txt").string() << ")\n";
+    if (o.no_submit)
+      std::cout << "not submitted (--no-submit): sbatch " << script.string() << "\n";
+    else
+      std::cout << "submitted Slurm job " << job_id << "; watch it with: squeue -j " << job_id << "\n";
+    std::cout << "when it has finished: " << collect << "\n";
+  }
+  return kExitPass;
+}
+
 int run_batch_command(const BatchCommandOptions& o, const GlobalOptions& g) {
   if (o.hint_penalty < 0) throw CourseError("--hint-penalty must be >= 0, got " + std::to_string(o.hint_penalty));
   if (o.isolation != "auto" && o.isolation != "bwrap" && o.isolation != "rlimits")
     throw CourseError("--isolation must be auto, bwrap or rlimits, got \"" + o.isolation + "\"");
+  if (o.slurm) return run_slurm_batch_command(o, g);
+  if (o.no_submit || !o.job.partition.empty() || !o.job.account.empty() || !o.job.time.empty() || o.job.gres != "gpu:1")
+    throw CourseError("--partition, --account, --time, --gres and --no-submit need --slurm");
   Session session = Session::open(g);
   const LabInfo& lab = session.course.resolve(o.lab);
   const Manifest manifest = load_manifest(lab.dir / "lab.json");
@@ -151,6 +214,12 @@ Command batch_command() {
             sub.add_option("--isolation", o->isolation, "auto (bwrap when it works), bwrap or rlimits");
             sub.add_option("--timeout", o->timeout_s, "seconds per submission, all steps together (default 1800)");
             sub.add_flag("--all", o->all, "grade every step, also after one fails");
+            sub.add_flag("--slurm", o->slurm, "write a Slurm job array (one task per submission) and submit it");
+            sub.add_option("--partition", o->job.partition, "--slurm: the partition (default: the cluster's)");
+            sub.add_option("--account", o->job.account, "--slurm: the account to charge");
+            sub.add_option("--time", o->job.time, "--slurm: time limit per task, HH:MM:SS");
+            sub.add_option("--gres", o->job.gres, "--slurm: GRES per task (default gpu:1; none: no GRES)");
+            sub.add_flag("--no-submit", o->no_submit, "--slurm: write the job script, do not run sbatch");
             return [o, &g] { return run_batch_command(*o, g); };
           }};
 }

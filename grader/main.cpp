@@ -19,6 +19,7 @@ const std::vector<Command>& commands() {
                                              check_command(),
                                              publish_command(), verify_command(),
                                              batch_command(), gradescope_command(),
+                                             collect_command(), batch_task_command(),
                                              doctor_command()};
   return table;
 }

@@ -1,0 +1,132 @@
+// grader batch-task OUT [INDEX] — one array task of `grader batch --slurm`
+// (hidden: job.sbatch runs it). Grades submission INDEX (default
+// $SLURM_ARRAY_TASK_ID) of OUT/slurm/batch.json and writes OUT/results/<id>.json.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <memory>
+
+#include "app.hpp"
+#include "batch.hpp"
+#include "session.hpp"
+#include "slurm.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace grader {
+namespace {
+
+struct BatchTaskOptions {
+  std::string out, index;
+};
+
+std::string host_name() {
+  char buf[256] = {};
+  return ::gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string("?");
+}
+
+int run_batch_task(const BatchTaskOptions& o, const GlobalOptions& g) {
+  SlurmBatch b;
+  try {
+    b = load_slurm_batch(fs::absolute(o.out));
+  } catch (const std::runtime_error& e) {
+    throw CourseError(e.what());
+  }
+  const std::size_t i = slurm_task_index(b, o.index);
+  const Submission& s = b.submissions[i];
+  const fs::path file = b.out / "results" / (s.id + ".json");
+  const std::string hash = submission_hash(s.source);
+  // SLURM_JOB_ID is the task's own id; the array's id and index name its log.
+  const char* array_job = std::getenv("SLURM_ARRAY_JOB_ID");
+  const char* array_task = std::getenv("SLURM_ARRAY_TASK_ID");
+  const std::string job = array_job && array_task ? std::string(array_job) + "_" + array_task : "";
+  std::cout << "task " << i << ": " << s.id << " (" << (s.source.empty() ? b.submissions_dir / s.id : s.source).string()
+            << ") on " << host_name() << (job.empty() ? "" : ", Slurm job " + job) << std::endl;
+
+  // A resubmitted array keeps what already finished for the same bytes, as `grader batch` does.
+  if (fs::exists(file)) {
+    try {
+      std::ifstream in(file, std::ios::binary);
+      const json j = json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
+      const BatchRow old = row_from_json(j);
+      if (j.value("lab", "") == b.lab_id && old.hash == hash && old.status != "error") {
+        std::cout << "kept from an earlier run: " << old.status << "\n";
+        return kExitPass;
+      }
+    } catch (const std::exception&) {
+    }
+  }
+
+  BatchRow row;
+  std::string isolation = b.isolation;
+  int code = kExitPass;
+  const std::string problem = s.problem.empty() ? check_submission_file(s.source) : s.problem;
+  if (!problem.empty()) {
+    row.id = s.id;
+    row.status = "rejected";
+    row.reason = problem;
+    row.hash = hash;
+    row.hints_used = hints_used(s.folder, b.lab_id);
+  } else {
+    try {
+      GlobalOptions task = g;
+      task.json = true;
+      if (task.root.empty()) task.root = b.course_root;
+      if (task.arch.empty()) task.arch = b.arch;
+      Session session = Session::open(task);
+      BatchEnvironment env = prepare_batch_environment(session, b.isolation, {b.submissions_dir, b.out});
+      // With a GRES, Slurm gives each task a GPU of its own; a lock in the
+      // shared course folder would only serialize tasks on different nodes.
+      if (b.job.gres != "none") env.isolation.gpu_lock.clear();
+      isolation = env.isolation.mode;
+      std::cout << "isolation: " << env.isolation_note << std::endl;
+      BatchSettings settings;
+      settings.course_root = session.course.root();
+      settings.grader_exe = fs::read_symlink("/proc/self/exe");
+      settings.lab = b.lab;
+      settings.lab_id = b.lab_id;
+      settings.arch = session.builder->settings().arch;
+      settings.out = b.out;
+      settings.jobs = 1;
+      settings.timeout_s = b.timeout_s;
+      settings.all_steps = b.all_steps;
+      settings.isolation = env.isolation;
+      const char* no_gpu = std::getenv("GRADER_NO_GPU");
+      settings.no_gpu = no_gpu && std::string(no_gpu) == "1";
+      row = grade_submission(s, settings);
+    } catch (const Interrupted&) {
+      throw;
+    } catch (const std::exception& e) {
+      // The gradebook says why instead of only "no result".
+      row = BatchRow{};
+      row.id = s.id;
+      row.status = "error";
+      row.reason = "cannot grade on " + host_name() + ": " + e.what();
+      row.hash = hash;
+      row.hints_used = hints_used(s.folder, b.lab_id);
+      code = kExitEnvironment;
+    }
+  }
+  write_file_atomically(file, row_to_json(row, b.lab_id, isolation).dump(2) + "\n");
+  std::cout << row.status << (row.reason.empty() ? "" : ": " + row.reason) << "\nwrote " << file.string() << "\n";
+  return code;
+}
+
+}  // namespace
+
+Command batch_task_command() {
+  return {"batch-task", "",
+          [](CLI::App& sub, GlobalOptions& g) -> std::function<int()> {
+            auto o = std::make_shared<BatchTaskOptions>();
+            sub.group("");  // run by job.sbatch, not by people
+            sub.add_option("out", o->out, "the --out folder of `grader batch --slurm`")->required();
+            sub.add_option("index", o->index, "the submission's line in tasks.txt, from 0 (default: $SLURM_ARRAY_TASK_ID)");
+            return [o, &g] { return run_batch_task(*o, g); };
+          }};
+}
+
+}  // namespace grader

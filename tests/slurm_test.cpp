@@ -1,0 +1,279 @@
+// `grader batch --slurm` and `grader collect` against a real single-node Slurm
+// (slurmctld + slurmd + munged on localhost, started and stopped by
+// tests/slurm/{start,stop}-local-slurm.sh under a temporary folder). No GPU:
+// the job array runs with --gres none and grades lab07's static steps.
+// Skipped with the reason when Slurm is not installed or we are not root.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "child_process.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const fs::path kRoot = COURSE_ROOT;
+const fs::path kScripts = kRoot / "tests" / "slurm";
+const fs::path kSolution = kRoot / "solutions" / "lab07-bank-conflicts" / "kernel.cu";
+const fs::path kFixtures = kRoot / "tests" / "fixtures" / "lab07-bank-conflicts";
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void write(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+struct ToolRun {
+  int exit_code = -1;
+  std::string out, err;
+  json j;
+};
+
+ToolRun run(std::vector<std::string> argv, const fs::path& scratch, double timeout_s = 600) {
+  grader::ChildOptions o;
+  o.argv = std::move(argv);
+  o.timeout_s = timeout_s;
+  o.stdout_file = scratch / "stdout";
+  o.stderr_file = scratch / "stderr";
+  const auto r = grader::run_child(o);
+  ToolRun res;
+  res.exit_code = r.exited ? r.exit_code : -1;
+  res.out = read(o.stdout_file);
+  res.err = read(o.stderr_file) + (r.started ? "" : r.start_error);
+  try {
+    res.j = json::parse(res.out);
+  } catch (...) {
+  }
+  return res;
+}
+
+ToolRun grader_run(std::vector<std::string> args, const fs::path& scratch) {
+  args.insert(args.begin(), {GRADER_BIN, "--json", "--root", kRoot.string()});
+  return run(args, scratch, 900);
+}
+
+// Where PATH (plus the sbin folders a non-login shell may lack) has tool.
+std::string find_tool(const std::string& tool) {
+  std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  path += ":/usr/sbin:/sbin:/usr/local/sbin";
+  std::istringstream in(path);
+  for (std::string d; std::getline(in, d, ':');)
+    if (!d.empty() && ::access((fs::path(d) / tool).c_str(), X_OK) == 0) return (fs::path(d) / tool).string();
+  return "";
+}
+
+std::map<std::string, std::vector<std::string>> csv_rows(const std::string& csv, std::vector<std::string>& header) {
+  std::map<std::string, std::vector<std::string>> m;
+  std::istringstream in(csv);
+  bool first = true;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::vector<std::string> cells;
+    std::string cell;
+    bool quoted = false;
+    for (char c : line) {
+      if (c == '"') quoted = !quoted;
+      else if (c == ',' && !quoted) cells.push_back(cell), cell.clear();
+      else cell += c;
+    }
+    cells.push_back(cell);
+    if (first) header = cells, first = false;
+    else m[cells[0]] = cells;
+  }
+  return m;
+}
+
+std::size_t column(const std::vector<std::string>& header, const std::string& name) {
+  for (std::size_t i = 0; i < header.size(); ++i)
+    if (header[i] == name) return i;
+  ADD_FAILURE() << "no column " << name;
+  return 0;
+}
+
+// solution, skeleton, compile error, empty file: the four kinds of row.
+void make_class(const fs::path& dir) {
+  write(dir / "correct" / "kernel.cu", read(kSolution));
+  write(dir / "skeleton.cu", read(kRoot / "labs" / "lab07-bank-conflicts" / "kernel.cu"));
+  write(dir / "compile_error.cu", read(kFixtures / "compile_error.cu"));
+  write(dir / "empty" / "kernel.cu", "");
+}
+
+class Slurm : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const fs::path& p : {kSolution, kFixtures / "compile_error.cu"})
+      if (!fs::exists(p)) GTEST_SKIP() << "needs " << p.string() << " (absent in a published copy)";
+    base = fs::temp_directory_path() / ("slurm_test-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(base);
+    fs::create_directories(base / "scratch");
+    make_class(base / "class");
+    ::setenv("GRADER_NO_GPU", "1", 1);
+  }
+  void TearDown() override {
+    // Every daemon this test started goes, also when an assertion failed.
+    if (started) {
+      const ToolRun r = run({"bash", (kScripts / "stop-local-slurm.sh").string(), (base / "cluster").string()}, base / "scratch", 60);
+      EXPECT_EQ(r.exit_code, 0) << r.err;
+      ::unsetenv("SLURM_CONF");
+    }
+    if (!base.empty() && !HasFailure()) fs::remove_all(base);
+  }
+
+  // Skips (with the reason) where a local cluster cannot be run.
+  void start_cluster() {
+    for (const char* tool : {"munged", "slurmctld", "slurmd", "sbatch", "squeue", "sinfo", "scancel"})
+      if (find_tool(tool).empty())
+        GTEST_SKIP() << "Slurm is not installed (" << tool << " not found): apt-get install slurm-wlm munge";
+    if (::geteuid() != 0) GTEST_SKIP() << "a local Slurm cluster runs its daemons as root (SlurmUser=root); not root";
+    std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
+    ::setenv("PATH", (path + ":/usr/sbin:/sbin").c_str(), 1);
+    started = true;  // a half-started cluster is stopped too
+    const ToolRun r = run({"bash", (kScripts / "start-local-slurm.sh").string(), (base / "cluster").string(), std::to_string(::getpid())}, base / "scratch", 120);
+    ASSERT_EQ(r.exit_code, 0) << "start-local-slurm.sh failed:\n" << r.out << r.err;
+    ::setenv("SLURM_CONF", (base / "cluster" / "slurm.conf").c_str(), 1);
+  }
+
+  // True once the job has left the queue and every task wrote its result.
+  bool wait_for_job(const std::string& job, std::size_t results, double timeout_s) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    while (std::chrono::steady_clock::now() < end) {
+      const ToolRun q = run({find_tool("squeue"), "-h", "-j", job, "-o", "%i %T"}, base / "scratch", 30);
+      std::size_t n = 0;
+      for (fs::directory_iterator it(base / "out" / "results"), e; it != e; ++it) n += it->path().extension() == ".json";
+      if (q.exit_code == 0 && q.out.find_first_not_of(" \n") == std::string::npos && n >= results) return true;
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+    }
+    return false;
+  }
+
+  fs::path base;
+  bool started = false;
+};
+
+}  // namespace
+
+TEST_F(Slurm, StaticJobArrayGradesAndCollects) {
+  start_cluster();
+  if (IsSkipped() || HasFatalFailure()) return;
+  const fs::path out = base / "out";
+  const ToolRun b = grader_run({"batch", (base / "class").string(), "--lab", "lab07", "--slurm", "--gres", "none", "--time",
+                            "00:20:00", "--hint-penalty", "0.5", "--out", out.string()},
+                           base / "scratch");
+  ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
+  ASSERT_EQ(b.j.value("schema", ""), "cuda-memory-labs/slurm-submit/1") << b.out;
+  const std::string job = b.j.value("job_id", "");
+  ASSERT_FALSE(job.empty()) << b.out;
+  EXPECT_EQ(job.find_first_not_of("0123456789"), std::string::npos) << job;
+  EXPECT_EQ(b.j["tasks"], 4);
+  EXPECT_EQ(read(out / "slurm" / "job_id"), job + "\n");
+
+  const std::string script = read(out / "slurm" / "job.sbatch");
+  EXPECT_NE(script.find("#SBATCH --array=0-3\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("#SBATCH --time=00:20:00\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("#SBATCH --output=" + (out / "slurm" / "logs" / "%A_%a.out").string() + "\n"), std::string::npos) << script;
+  EXPECT_EQ(script.find("--gres"), std::string::npos) << script;
+  EXPECT_EQ(script.find("--partition"), std::string::npos) << script;
+  const std::string tasks = read(out / "slurm" / "tasks.txt");
+  EXPECT_EQ(tasks, (base / "class" / "compile_error.cu").string() + "\n" + (base / "class" / "correct").string() + "\n" +
+                       (base / "class" / "empty").string() + "\n" + (base / "class" / "skeleton.cu").string() + "\n");
+
+  ASSERT_TRUE(wait_for_job(job, 4, 600)) << "the job array did not finish in 10 minutes; slurmctld log:\n"
+                                         << read(base / "cluster" / "log" / "slurmctld.log").substr(0, 4000);
+  for (int i = 0; i < 4; ++i) {
+    const fs::path log = out / "slurm" / "logs" / (job + "_" + std::to_string(i) + ".out");
+    EXPECT_TRUE(fs::exists(log)) << log;
+    EXPECT_NE(read(log).find("wrote "), std::string::npos) << read(log);
+  }
+
+  const ToolRun c = grader_run({"collect", out.string(), "--lab", "lab07"}, base / "scratch");
+  ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
+  EXPECT_EQ(c.j.value("schema", ""), "cuda-memory-labs/collect/1");
+  EXPECT_EQ(c.j["counts"]["graded"], 3) << c.out;
+  EXPECT_EQ(c.j["counts"]["rejected"], 1) << c.out;
+  EXPECT_EQ(c.j["counts"]["missing"], 0) << c.out;
+  EXPECT_EQ(c.j["slurm_job_id"], job);
+
+  std::vector<std::string> header;
+  auto rows = csv_rows(read(out / "grades.csv"), header);
+  ASSERT_EQ(rows.size(), 4u) << read(out / "grades.csv");
+  EXPECT_EQ(header.front(), "id");
+  const std::size_t notes = column(header, "notes"), total = column(header, "total");
+  for (const auto& [id, r] : rows) EXPECT_EQ(r[total], "10") << id;
+  EXPECT_NE(rows["empty"][notes].find("rejected: empty"), std::string::npos) << rows["empty"][notes];
+  EXPECT_NE(rows["compile_error"][notes].find("build failed"), std::string::npos) << rows["compile_error"][notes];
+  // Static steps graded for real: the solution's PTX check passes, the skeleton's does not.
+  const json correct = json::parse(read(out / "results" / "correct.json"));
+  EXPECT_EQ(correct["status"], "graded");
+  EXPECT_EQ(correct["report"]["steps"][0]["checks"][0]["status"], "pass") << correct["report"]["steps"][0].dump();
+  const json skeleton = json::parse(read(out / "results" / "skeleton.json"));
+  EXPECT_EQ(skeleton["status"], "graded");
+  EXPECT_NE(skeleton["report"]["steps"][0]["checks"][0]["status"], "pass") << skeleton["report"]["steps"][0].dump();
+  EXPECT_EQ(json::parse(read(out / "results" / "compile_error.json"))["report"]["build"]["student"]["ok"], false);
+  for (const char* id : {"correct", "skeleton", "compile_error", "empty"})
+    EXPECT_TRUE(fs::exists(out / "gradescope" / id / "results.json")) << id;
+  EXPECT_NE(read(out / "junit.xml").find("compile_error"), std::string::npos);
+
+  // A task that left no result: its row says so and names the task's log.
+  fs::remove(out / "results" / "correct.json");
+  const ToolRun m = grader_run({"collect", out.string(), "--lab", "lab07"}, base / "scratch");
+  ASSERT_EQ(m.exit_code, 0) << m.out << m.err;
+  EXPECT_EQ(m.j["counts"]["missing"], 1) << m.out;
+  rows = csv_rows(read(out / "grades.csv"), header);
+  const std::string why = rows["correct"][notes];
+  EXPECT_NE(why.find("no result: task never ran or failed"), std::string::npos) << why;
+  EXPECT_NE(why.find((out / "slurm" / "logs" / (job + "_1.out")).string()), std::string::npos) << why;
+}
+
+// Needs no cluster: the script and task list of --no-submit, and collect before any task ran.
+TEST_F(Slurm, StaticNoSubmitWritesScriptAndCollectReportsMissing) {
+  const fs::path out = base / "out";
+  const ToolRun b = grader_run({"batch", (base / "class").string(), "--lab", "7", "--slurm", "--no-submit", "--partition", "gpu",
+                            "--account", "cs475", "--time", "1:00:00", "--out", out.string()},
+                           base / "scratch");
+  ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
+  EXPECT_EQ(b.j["submitted"], false);
+  EXPECT_TRUE(b.j["job_id"].is_null());
+  EXPECT_EQ(b.j["collect"], "grader collect " + out.string() + " --lab lab07");
+  const std::string script = read(out / "slurm" / "job.sbatch");
+  for (const char* line : {"#SBATCH --array=0-3\n", "#SBATCH --gres=gpu:1\n", "#SBATCH --partition=gpu\n",
+                           "#SBATCH --account=cs475\n", "#SBATCH --time=1:00:00\n", " batch-task "})
+    EXPECT_NE(script.find(line), std::string::npos) << line << " not in\n" << script;
+  EXPECT_FALSE(fs::exists(out / "slurm" / "job_id"));
+
+  const ToolRun c = grader_run({"collect", out.string(), "--lab", "lab07"}, base / "scratch");
+  ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
+  EXPECT_EQ(c.j["counts"]["missing"], 4) << c.out;
+  std::vector<std::string> header;
+  const auto rows = csv_rows(read(out / "grades.csv"), header);
+  ASSERT_EQ(rows.size(), 4u);
+  for (const auto& [id, r] : rows) EXPECT_NE(r.back().find("no result: task never ran or failed"), std::string::npos) << id;
+
+  // Wrong use fails with a message and exit code 2.
+  const ToolRun wrong_lab = grader_run({"collect", out.string(), "--lab", "lab06"}, base / "scratch");
+  EXPECT_EQ(wrong_lab.exit_code, 2) << wrong_lab.out << wrong_lab.err;
+  EXPECT_NE((wrong_lab.out + wrong_lab.err).find("holds a batch of lab07"), std::string::npos) << wrong_lab.out << wrong_lab.err;
+  const ToolRun bad_time = grader_run({"batch", (base / "class").string(), "--lab", "7", "--slurm", "--no-submit", "--time", "soon",
+                                   "--out", (base / "out2").string()},
+                                  base / "scratch");
+  EXPECT_EQ(bad_time.exit_code, 2) << bad_time.out << bad_time.err;
+  const ToolRun no_slurm = grader_run({"batch", (base / "class").string(), "--lab", "7", "--partition", "gpu"}, base / "scratch");
+  EXPECT_EQ(no_slurm.exit_code, 2) << no_slurm.out << no_slurm.err;
+  const ToolRun no_batch = grader_run({"collect", (base / "nothing").string(), "--lab", "7"}, base / "scratch");
+  EXPECT_EQ(no_batch.exit_code, 2) << no_batch.out << no_batch.err;
+}
