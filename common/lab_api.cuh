@@ -30,6 +30,14 @@ struct Fact {
   std::string detail;  // what was seen, e.g. "expected 132, got 0"
 };
 
+// A buffer the candidate reads but must leave as it found it: device memory,
+// or host memory for labs whose functions take host arrays.
+struct Input {
+  std::string name;  // as lab.cuh names the parameter, e.g. "in"
+  const void* data;
+  std::size_t bytes;
+};
+
 class Problem {
  public:
   virtual ~Problem() = default;
@@ -63,6 +71,10 @@ class Problem {
   virtual void run_library(cudaStream_t) {}
   // Facts about the last run of the candidate (default: none).
   virtual std::vector<Fact> facts() { return {}; }
+  // The inputs run() hands the candidate read-only (default: none). The runner
+  // copies them before a correctness run and compares after, so a kernel that
+  // writes into its input (through a cast) is caught even when its output is right.
+  virtual std::vector<Input> inputs() const { return {}; }
 };
 
 struct CaseInfo {

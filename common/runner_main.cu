@@ -5,6 +5,7 @@
 //
 //   runner list    --result F
 //   runner run     --result F --case C [--case C2 ...] --seed S --dump-dir D [--variant candidate|baseline]
+//                  (each case also lists the inputs the run changed: "modified_inputs")
 //   runner oracle  --result F --case C [--case C2 ...] --seed S
 //   runner time    --result F --case C --seed S [--decide speedup:2.5]... [--cap-s 3]
 #include <cstdio>
@@ -171,7 +172,29 @@ int mode_list(const memlabs::LabDefinition& lab, json& result) {
 json& begin_case(json& result, const std::string& name) {
   result["cases"].push_back({{"case", name}, {"status", "running"}});
   g_case = name;
+  g_phase = "setup";
   return result["cases"].back();
+}
+
+// The bytes of every input, read with cudaMemcpyDefault so that device and
+// host inputs go the same way.
+std::vector<std::vector<unsigned char>> read_inputs(const memlabs::Problem& p) {
+  std::vector<std::vector<unsigned char>> copies;
+  for (const auto& in : p.inputs()) {
+    copies.emplace_back(in.bytes);
+    if (in.bytes > 0) CUDA_CHECK(cudaMemcpy(copies.back().data(), in.data, in.bytes, cudaMemcpyDefault));
+  }
+  return copies;
+}
+
+// The names of the inputs whose bytes differ from `before`.
+json changed_inputs(const memlabs::Problem& p, const std::vector<std::vector<unsigned char>>& before) {
+  const auto after = read_inputs(p);
+  const auto inputs = p.inputs();
+  json names = json::array();
+  for (std::size_t k = 0; k < inputs.size() && k < before.size(); ++k)
+    if (after[k] != before[k]) names.push_back(inputs[k].name);
+  return names;
 }
 
 int mode_run(const memlabs::LabDefinition& lab, const Args& a, cudaStream_t s, json& result) {
@@ -185,7 +208,11 @@ int mode_run(const memlabs::LabDefinition& lab, const Args& a, cudaStream_t s, j
   for (const auto& name : a.cases) {
     json& c = begin_case(result, name);
     auto p = lab.make(name, a.seed);
+    // Inputs are read-only: a kernel that writes into one (through a cast)
+    // may still produce the right output, so they are compared, not trusted.
+    const auto inputs_before = read_inputs(*p);
     const auto snaps = run_once(*p, variant, s, c);
+    c["modified_inputs"] = changed_inputs(*p, inputs_before);
     const auto dir = fs::path(a.dump_dir) / name;
     fs::create_directories(dir);
     auto outputs = p->outputs();

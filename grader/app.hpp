@@ -49,5 +49,7 @@ Command batch_command();
 Command gradescope_command();
 Command collect_command();
 Command batch_task_command();
+Command watch_command();
+Command reset_command();
 
 }  // namespace grader

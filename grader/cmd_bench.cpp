@@ -9,11 +9,14 @@
 #include <random>
 #include <sstream>
 
+#include "activity.hpp"
 #include "app.hpp"
+#include "bar_chart.hpp"
 #include "manifest.hpp"
 #include "runner_client.hpp"
 #include "session.hpp"
 #include "terminal.hpp"
+#include "timing_chart.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -124,6 +127,30 @@ std::string markdown(const std::string& lab, const Manifest& m, const Session& s
   return md.str();
 }
 
+// The table's rates as bars, one chart per case: the baseline, then each
+// kernel that ran, against the case's roofline (timing_chart.hpp).
+std::string charts(const std::vector<Row>& rows) {
+  std::string out;
+  std::vector<std::string> cases;
+  for (const auto& r : rows)
+    if (!r.timing.is_null() && std::find(cases.begin(), cases.end(), r.case_name) == cases.end())
+      cases.push_back(r.case_name);
+  for (const auto& c : cases) {
+    std::vector<BarRow> bars;
+    TimingScale scale;
+    for (const auto& r : rows) {
+      if (r.case_name != c || r.timing.is_null()) continue;
+      if (bars.empty()) {  // the case's first session gives the baseline and the roofline, as in the table
+        scale = timing_scale(r.timing);
+        bars.push_back({"baseline", scale.rate(r.timing, "baseline").value_or(0), scale.unit});
+      }
+      bars.push_back({r.label, scale.rate(r.timing, "candidate").value_or(0), scale.unit});
+    }
+    out += "\n" + Style::bold(c) + "\n" + render_bar_chart(bars, scale.roofline, {40, Style::unicode(), "  "});
+  }
+  return out;
+}
+
 // Replaces this lab's section in the file (between markers), keeping the others.
 void write_section(const fs::path& file, const std::string& lab, const std::string& body) {
   const std::string begin = "<!-- bench:" + lab + " -->", end = "<!-- /bench:" + lab + " -->";
@@ -144,7 +171,10 @@ void write_section(const fs::path& file, const std::string& lab, const std::stri
 }
 
 int run_bench(const BenchOptions& o, const GlobalOptions& g) {
-  Session s = Session::open(g, /*measure_bandwidth=*/true);
+  Session s = [&] {
+    Activity a("looking for the GPU and measuring its copy bandwidth");
+    return Session::open(g, /*measure_bandwidth=*/true);
+  }();
   const LabInfo& lab = s.course.resolve(o.lab);
   const Manifest m = load_manifest(lab.dir / "lab.json");
   if (!s.device.present) throw EnvironmentError("grader bench needs a GPU: " + s.device.reason);
@@ -162,7 +192,10 @@ int run_bench(const BenchOptions& o, const GlobalOptions& g) {
     sources.push_back({lab.dir, solution, "solution", m.link});
     labels.push_back("reference");
   }
-  const auto builds = s.builder->build(sources);
+  const auto builds = [&] {
+    Activity a("building " + std::to_string(sources.size()) + " kernels");
+    return s.builder->build(sources);
+  }();
   const std::uint64_t seed = o.seed.empty() ? std::random_device{}() : std::stoull(o.seed, nullptr, 0);
   const fs::path run_dir = s.new_run_dir("bench-" + lab.id);
 
@@ -173,6 +206,7 @@ int run_bench(const BenchOptions& o, const GlobalOptions& g) {
       if (!builds[i].ok) {
         row.error = "does not build (" + builds[i].stage + ")";
       } else {
+        Activity a("timing " + c + " · " + labels[i]);
         RunnerCall rc;
         rc.runner = builds[i].runner;
         rc.args = {"time", "--case", c, "--seed", std::to_string(seed), "--cap-s", fmt(o.cap_s, 3)};
@@ -200,7 +234,7 @@ int run_bench(const BenchOptions& o, const GlobalOptions& g) {
                       {"gpu", s.device.name}, {"memcpy_gbps", s.device.memcpy_gbps.value_or(0)}, {"rows", jr}}.dump(2)
               << "\n";
   } else {
-    std::cout << "\n" << table;
+    std::cout << "\n" << table << charts(rows);
     if (s.device.memcpy_gbps) std::cout << "\nprobe: cudaMemcpy D2D 256 MiB " << fmt(*s.device.memcpy_gbps, 0) << " GB/s\n";
     if (!o.out.empty()) std::cout << "written to " << o.out << "\n";
   }

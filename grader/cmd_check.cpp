@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 
+#include "activity.hpp"
 #include "app.hpp"
 #include "course_lint.hpp"
 #include "session.hpp"
@@ -54,6 +55,7 @@ int run_check(const CheckCommandOptions& o, const GlobalOptions& g) {
   std::optional<Session> session;
   bool no_toolkit = false;
   try {
+    Activity a("looking for the CUDA toolkit and a GPU");
     session.emplace(Session::open(g));
     c.arch = session->builder->settings().arch;
     if (session->device.present) c.gpu = session->device.raw;
@@ -71,12 +73,24 @@ int run_check(const CheckCommandOptions& o, const GlobalOptions& g) {
   GpuLintOptions go;
   go.cap_s = o.cap_s;
   for (const auto& lab : labs) {
-    if (!g.json) std::cerr << Style::dim("checking " + lab.folder + "…") << "\n";
-    const LabSources src = read_lab_sources(course, lab);
+    // The spinner says which lab is being checked; without one, a line does.
+    if (!g.json && !Activity::enabled()) std::cerr << Style::dim("checking " + lab.folder + "…") << "\n";
+    LabSources src;
+    LabLint l;
+    {
+      Activity a("checking " + lab.folder + ": files, lesson and markers");
+      src = read_lab_sources(course, lab);
+      l = lint_lab_sources(src);
+      if (session) {
+        a.update("checking " + lab.folder + ": builds and fixtures");
+        lint_lab_builds(*session, src, l);
+      }
+      if (gpu) {
+        a.update("checking " + lab.folder + ": verdicts and margins on the GPU");
+        lint_lab_gpu(*session, src, go, l);
+      }
+    }
     c.published = c.published || src.published;
-    LabLint l = lint_lab_sources(src);
-    if (session) lint_lab_builds(*session, src, l);
-    if (gpu) lint_lab_gpu(*session, src, go, l);
     if (l.manifest_error) c.skipped.push_back({lab.folder + ": builds and GPU checks", "lab.json does not load"});
     if (!g.json) print_lab(l, g.verbose);
     c.labs.push_back(std::move(l));

@@ -1,10 +1,10 @@
 // grader list (also: grader alone) — every lab, how far the student is, what is next.
-#include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "app.hpp"
 #include "course.hpp"
+#include "lab_list.hpp"
 #include "manifest.hpp"
 #include "progress.hpp"
 #include "terminal.hpp"
@@ -18,9 +18,12 @@ int run_list(const GlobalOptions& g) {
   ProgressStore store(course.state_dir() / "progress.json");
   const auto warnings = store.load();
   nlohmann::json labs = nlohmann::json::array();
-  std::vector<std::vector<std::string>> rows;
+  std::vector<LabListEntry> entries;
   for (const auto& lab : course.labs()) {
     nlohmann::json row = {{"lab", lab.folder}, {"id", lab.id}};
+    LabListEntry entry;
+    entry.id = lab.id;
+    entry.title = lab.topic;  // until the manifest says
     try {
       const Manifest m = load_manifest(lab.dir / "lab.json");
       const LabProgress* p = store.find(lab.id);
@@ -37,26 +40,26 @@ int run_list(const GlobalOptions& g) {
       row["steps"] = steps;
       row["passed"] = passed;
       row["next_step"] = next ? nlohmann::json(next->id) : nlohmann::json(nullptr);
-      std::string status = next ? "next: step " + std::to_string(next->id) + " · " + next->title : "done";
-      rows.push_back({lab.id, m.title, std::to_string(passed) + "/" + std::to_string(m.steps.size()),
-                      next ? status : Style::green(status)});
+      entry.title = m.title;
+      entry.passed = passed;
+      entry.steps = static_cast<int>(m.steps.size());
+      if (next) {
+        entry.next_step = next->id;
+        entry.next_title = next->title;
+      }
     } catch (const std::exception& e) {
       row["error"] = e.what();
-      rows.push_back({lab.id, lab.topic, "-", Style::red("manifest error: run grader grade " + lab.id)});
+      entry.error = e.what();
     }
     labs.push_back(row);
+    entries.push_back(entry);
   }
   if (g.json) {
     std::cout << nlohmann::json{{"schema", "cuda-memory-labs/list/1"}, {"labs", labs}, {"warnings", warnings}}.dump(2) << "\n";
     return kExitPass;
   }
   for (const auto& w : warnings) std::cout << Style::yellow("note: ") << w << "\n";
-  std::size_t title_width = 5;
-  for (const auto& r : rows) title_width = std::max(title_width, r[1].size());
-  std::cout << Style::bold("lab    " + std::string("title") + std::string(title_width - 5 + 2, ' ') + "steps  status") << "\n";
-  for (const auto& r : rows)
-    std::cout << std::left << std::setw(7) << r[0] << std::setw(static_cast<int>(title_width + 2)) << r[1]
-              << std::setw(7) << r[2] << r[3] << "\n";
+  std::cout << render_lab_list(entries, Style::unicode());
   std::cout << Style::dim("\ngrade a lab: grader lab07 · a hint: grader hint lab07") << "\n";
   return kExitPass;
 }

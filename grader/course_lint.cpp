@@ -1,4 +1,5 @@
 #include "course_lint.hpp"
+#include "fixture_expectation.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -192,6 +193,30 @@ LintItem lint_manifest(const LabSources& s) {
     return item("manifest", "fail", "lab.json's id is \"" + m.id + "\", but the folder says " + s.lab.id);
   return item("manifest", "pass",
               "valid: " + std::to_string(m.steps.size()) + " steps, " + std::to_string(checks) + " checks");
+}
+
+LintItem lint_symptom_hints(const Manifest& m) {
+  // A hint keyed by a symptom no check reports is never shown: usually a typo.
+  const auto& known = known_symptoms();
+  std::vector<std::string> problems;
+  std::size_t hints = 0;
+  const auto look = [&](const std::map<std::string, std::string>& h, const std::string& where) {
+    for (const auto& [symptom, text] : h) {
+      ++hints;
+      if (std::find(known.begin(), known.end(), symptom) == known.end())
+        problems.push_back(where + ": \"" + symptom + "\" is not a symptom any check reports");
+    }
+  };
+  look(m.symptom_hints, "symptom_hints");
+  for (const auto& st : m.steps) {
+    look(st.symptom_hints, "step " + std::to_string(st.id) + " symptom_hints");
+    // Without a fallback, a step whose only check is ncu grades nothing where ncu cannot run.
+    for (const auto& c : st.checks)
+      if (c.kind == "ncu" && c.fallback.empty() && st.checks.size() == 1)
+        problems.push_back("step " + std::to_string(st.id) + ": its only check is ncu and it has no fallback");
+  }
+  if (!problems.empty()) return item("symptom_hints", "fail", std::to_string(problems.size()) + " problems", problems);
+  return item("symptom_hints", "pass", std::to_string(hints) + " symptom hints, each for a symptom a check reports");
 }
 
 LintItem lint_lesson_sections(const std::string& readme) {
@@ -413,6 +438,7 @@ LabLint lint_lab_sources(const LabSources& s) {
   l.items.push_back(lint_solution_present(s));
   l.items.push_back(lint_manifest(s));
   l.manifest_error = !s.manifest;
+  if (s.manifest) l.items.push_back(lint_symptom_hints(*s.manifest));
   if (s.readme) {
     l.items.push_back(lint_lesson_sections(*s.readme));
     if (s.manifest) l.items.push_back(lint_lesson_thresholds(*s.readme, *s.manifest));
@@ -559,8 +585,11 @@ void lint_lab_gpu(Session& session, const LabSources& s, const GpuLintOptions& o
   const auto builds = session.builder->build({{s.lab.dir, *s.solution_path, "solution kernel.cu", m.link}});
   std::map<std::string, std::vector<std::pair<int, const Check*>>> by_case;
   for (const auto& st : m.steps)
-    for (const auto& c : st.checks)
+    for (const auto& c : st.checks) {
       if (is_timed(c)) by_case[c.case_name].push_back({st.id, &c});
+      for (const auto& f : c.fallback)  // what grades the step where ncu cannot run needs its margin too
+        if (is_timed(f)) by_case[f.case_name].push_back({st.id, &f});
+    }
   const fs::path run_dir = session.new_run_dir(s.lab.id + "-margin");
   const std::uint64_t seed = std::random_device{}();
   for (const auto& [case_name, checks] : by_case) {

@@ -55,6 +55,7 @@ const std::vector<std::string>& required_lesson_sections();
 LintItem lint_files(const std::filesystem::path& lab_dir);
 LintItem lint_solution_present(const LabSources& s);
 LintItem lint_manifest(const LabSources& s);
+LintItem lint_symptom_hints(const Manifest& m);
 LintItem lint_lesson_sections(const std::string& readme);
 LintItem lint_lesson_thresholds(const std::string& readme, const Manifest& manifest);
 // Markers well formed, each naming a step that exists; with a solution, each

@@ -290,5 +290,27 @@ TEST(CourseLintJson, HasTheDocumentedShapeAndExitCodes) {
   EXPECT_EQ(j["exit_code"], 1);
 }
 
+
+TEST(CourseLint, SymptomHintsMustNameASymptomAChecksReports) {
+  json j = json::parse(kManifest);
+  j["symptom_hints"] = {{"race", "add a barrier"}};
+  j["steps"][0]["symptom_hints"] = {{"mismatch", "look at the guards"}};
+  EXPECT_EQ(lint_symptom_hints(parse_manifest(j, "lab.json")).status, "pass");
+  j["steps"][0]["symptom_hints"]["bank_conflict"] = "pad";  // the symptom is bank_conflicts
+  const LintItem bad = lint_symptom_hints(parse_manifest(j, "lab.json"));
+  EXPECT_EQ(bad.status, "fail");
+  ASSERT_EQ(bad.details.size(), 1u);
+  EXPECT_NE(bad.details[0].find("step 1 symptom_hints: \"bank_conflict\""), std::string::npos) << bad.details[0];
+}
+
+TEST(CourseLint, AnNcuCheckAloneNeedsAFallback) {
+  json j = json::parse(kManifest);
+  j["steps"][1]["checks"] = json::array({{{"kind", "ncu"}, {"kernel", "k"}, {"case", "64x64"},
+                                          {"metric", "shared_bank_conflicts_per_request"}, {"max", 0}}});
+  EXPECT_EQ(lint_symptom_hints(parse_manifest(j, "lab.json")).status, "fail");
+  j["steps"][1]["checks"][0]["fallback"] = {{"kind", "speedup"}, {"case", "64x64"}, {"min", 2}};
+  EXPECT_EQ(lint_symptom_hints(parse_manifest(j, "lab.json")).status, "pass");
+}
+
 }  // namespace
 }  // namespace grader

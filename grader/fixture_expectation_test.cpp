@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 namespace grader {
@@ -76,8 +78,9 @@ json report(std::vector<std::pair<int, std::vector<json>>> steps) {
   return r;
 }
 
-json check(const std::string& kind, const std::string& status, const std::string& symptom = "") {
-  return {{"kind", kind}, {"status", status}, {"symptom", symptom}};
+json check(const std::string& kind, const std::string& status, const std::string& symptom = "",
+           const std::string& summary = "", std::vector<std::string> details = {}) {
+  return {{"kind", kind}, {"status", status}, {"symptom", symptom}, {"summary", summary}, {"details", details}};
 }
 
 TEST(FixtureExpectation, JudgesAReport) {
@@ -104,6 +107,97 @@ TEST(FixtureExpectation, JudgesAStaticReport) {
   EXPECT_EQ(static_verdict_mismatch(report({{1, {check("ptx", "fail")}}}), 1, ptx), "");
   EXPECT_NE(static_verdict_mismatch(report({{1, {check("ptx", "pass")}}}), 4, ptx), "");
   EXPECT_NE(static_verdict_mismatch(report({{1, {check("ptx", "fail")}}}), 1, FixtureExpectation{}), "");
+}
+
+TEST(FixtureExpectation, ReadsEveryMessageLine) {
+  const auto e = parse_expectation(
+      "// fault: a race\n// expect: step 1 fails: sanitizer (race)\n// message: racecheck: a race\r\n"
+      "int x;  // message: not at the start of a line, so code\n// message: in matmul_static  \n",
+      "f.cu");
+  EXPECT_EQ(e.messages, (std::vector<std::string>{"racecheck: a race", "in matmul_static"}));
+  EXPECT_TRUE(parse_expectation("// expect: build fails\n", "f.cu").messages.empty());
+}
+
+TEST(FixtureExpectation, RejectsAnEmptyMessageOrOneNothingCanShow) {
+  for (const char* bad : {"// expect: build fails\n// message: \n", "// expect: all pass\n// message: ok\n"}) {
+    try {
+      parse_expectation(bad, "tests/faults/lab07/x.cu");
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const ExpectationError& e) {
+      EXPECT_NE(std::string(e.what()).find("tests/faults/lab07/x.cu: "), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(FixtureExpectation, MessagesMustAppearInTheFailingCheck) {
+  const auto e = parse_expectation(
+      "// expect: step 1 fails: correct (cuda_error)\n// message: illegal memory access\n// message: (case 1x1)\n",
+      "f");
+  const auto with = [](const std::string& summary, std::vector<std::string> details = {}) {
+    return report({{1, {check("ptx", "pass"), check("correct", "fail", "cuda_error", summary, details)}}});
+  };
+  EXPECT_EQ(verdict_mismatch(with("illegal memory access in your kernel (case 1x1): a thread ..."), 1, e), "");
+  // Split between the summary and a detail is fine: both are what the student reads.
+  EXPECT_EQ(verdict_mismatch(with("illegal memory access", {"first seen in (case 1x1)"}), 1, e), "");
+  const std::string why = verdict_mismatch(with("illegal memory access (case 33x4097)"), 1, e);
+  EXPECT_NE(why.find("does not say \"(case 1x1)\""), std::string::npos) << why;
+  EXPECT_NE(why.find("case 33x4097"), std::string::npos) << why;  // shows what it did say
+  // Case matters: a message is an exact substring.
+  EXPECT_NE(verdict_mismatch(with("Illegal memory access (case 1x1)"), 1, e), "");
+  // Another check of the step saying it does not count.
+  const json elsewhere = report({{1, {check("ptx", "fail", "", "illegal memory access (case 1x1)"),
+                                      check("correct", "fail", "cuda_error", "a crash")}}});
+  EXPECT_NE(verdict_mismatch(elsewhere, 1, e), "");
+  // Any one of two checks of the verdict may show them.
+  const json two = report({{1, {check("correct", "fail", "cuda_error", "nothing useful"),
+                                check("correct", "fail", "cuda_error", "illegal memory access (case 1x1)")}}});
+  EXPECT_EQ(verdict_mismatch(two, 1, e), "");
+}
+
+TEST(FixtureExpectation, BuildMessagesMustAppearInTheDiagnostics) {
+  const auto e = parse_expectation("// expect: build fails\n// message: launch_dot(float*\n", "f");
+  json r = report({});
+  r["build"] = {{"student", {{"ok", false}, {"diagnostics", "launch_dot(float*, float const*) is called but never defined"}}}};
+  EXPECT_EQ(verdict_mismatch(r, 3, e), "");
+  r["build"]["student"]["diagnostics"] = "kernel.cu(3): error: expected a \";\"";
+  EXPECT_NE(verdict_mismatch(r, 3, e).find("do not contain \"launch_dot(float*\""), std::string::npos);
+  EXPECT_NE(verdict_mismatch(report({}), 3, e), "");  // no diagnostics at all
+}
+
+TEST(FixtureExpectation, StaticGradesCheckMessagesOnlyForStaticVerdicts) {
+  const auto ptx = parse_expectation("// expect: step 1 fails: ptx\n// message: no bar.sync\n", "f");
+  EXPECT_EQ(static_verdict_mismatch(report({{1, {check("ptx", "fail", "", "k PTX: no bar.sync")}}}), 1, ptx), "");
+  EXPECT_NE(static_verdict_mismatch(report({{1, {check("ptx", "fail", "", "k PTX: no ld.shared")}}}), 1, ptx), "");
+  // A GPU verdict's messages cannot show without a GPU: only the static checks are judged.
+  const auto gpu = parse_expectation("// expect: step 1 fails: sanitizer (race)\n// message: racecheck\n", "f");
+  EXPECT_EQ(static_verdict_mismatch(report({{1, {check("ptx", "pass"), check("sanitizer", "skipped")}}}), 4, gpu), "");
+}
+
+TEST(FixtureExpectation, KnowsTheNewSymptoms) {
+  const Manifest m = lab();
+  for (const char* s : {"modified_input", "edge_mismatch", "nondeterministic"})
+    EXPECT_EQ(expectation_problem(parse_expectation(std::string("// expect: step 1 fails: correct (") + s + ")\n", "f"), m),
+              "")
+        << s;
+  const auto& known = known_symptoms();
+  for (const char* s : {"bank_conflicts", "uncoalesced", "race", "out_of_bounds", "uninitialized", "divergent_barrier",
+                        "leak", "api_error"})
+    EXPECT_NE(std::find(known.begin(), known.end(), s), known.end()) << s;
+}
+
+TEST(FixtureExpectation, MismatchFitsItsRefinementsButNotTheOtherWayRound) {
+  const auto report = [](const std::string& symptom) {
+    return json{{"steps", json::array({{{"id", 1}, {"status", "fail"},
+                                        {"checks", json::array({{{"kind", "correct"}, {"status", "fail"},
+                                                                 {"symptom", symptom}, {"summary", "s"},
+                                                                 {"details", json::array()}}})}}})}};
+  };
+  const auto mismatch = parse_expectation("// expect: step 1 fails: correct (mismatch)\n", "f.cu");
+  EXPECT_EQ(verdict_mismatch(report("edge_mismatch"), 1, mismatch), "");
+  EXPECT_EQ(verdict_mismatch(report("nondeterministic"), 1, mismatch), "");
+  EXPECT_NE(verdict_mismatch(report("canary"), 1, mismatch), "");
+  const auto edge = parse_expectation("// expect: step 1 fails: correct (edge_mismatch)\n", "f.cu");
+  EXPECT_NE(verdict_mismatch(report("mismatch"), 1, edge), "");
 }
 
 }  // namespace

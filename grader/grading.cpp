@@ -1,5 +1,6 @@
 #include "grading.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <future>
@@ -8,10 +9,13 @@
 #include <random>
 #include <sstream>
 
+#include "activity.hpp"
 #include "compare.hpp"
 #include "compiler_report.hpp"
+#include "ncu_report.hpp"
 #include "prebuilt_reference.hpp"
 #include "runner_client.hpp"
+#include "sanitizer_report.hpp"
 #include "stats.hpp"
 
 namespace fs = std::filesystem;
@@ -60,6 +64,37 @@ CheckResult failed(const Check& c, const std::string& summary, const std::string
   return r;
 }
 
+// When several checks of a step fail, the symptom closest to the cause
+// chooses the hint: a race explains a mismatch, not the other way round.
+const std::vector<std::string>& symptom_priority() {
+  static const std::vector<std::string> p = {
+      "race",        "out_of_bounds",  "uninitialized", "divergent_barrier", "nondeterministic", "modified_input",
+      "leak",        "api_error",      "canary",        "unwritten",         "edge_mismatch",    "bank_conflicts",
+      "uncoalesced", "local_memory",   "implausibly_fast"};
+  return p;
+}
+
+// The hint that matches what was measured beats the generic next hint: the
+// step's own symptom_hints first, then the lab's.
+std::string symptom_hint(const Manifest& m, const Step& step, const std::vector<CheckResult>& checks) {
+  const auto lookup = [&](const std::string& symptom) -> std::string {
+    if (symptom.empty()) return "";
+    if (auto h = step.symptom_hints.find(symptom); h != step.symptom_hints.end()) return h->second;
+    if (auto h = m.symptom_hints.find(symptom); h != m.symptom_hints.end()) return h->second;
+    return "";
+  };
+  std::vector<std::string> seen;
+  for (const auto& c : checks)
+    if (c.status == "fail") seen.push_back(c.symptom);
+  const auto& order = symptom_priority();
+  std::stable_sort(seen.begin(), seen.end(), [&](const std::string& a, const std::string& b) {
+    return std::find(order.begin(), order.end(), a) < std::find(order.begin(), order.end(), b);
+  });
+  for (const auto& symptom : seen)
+    if (auto h = lookup(symptom); !h.empty()) return h;
+  return "";
+}
+
 // One grade of one lab. Work that several checks share (the correctness runs,
 // a timing session per case) is done once, when the first check needs it.
 class LabGrader {
@@ -78,7 +113,11 @@ class LabGrader {
   CheckResult check_correct(const Check& c);
   CheckResult check_timing(const Check& c);
   CheckResult check_api(const Check& c);
+  CheckResult check_ncu(const Check& c);
+  CheckResult instead_of_ncu(const Check& c, const std::string& why);
+  CheckResult check_sanitizer(const Check& c);
   void run_correctness();
+  std::optional<std::string> rerun_differs(const std::string& case_name, const nlohmann::json& first);
   const RunnerOutcome& timing_for(const std::string& case_name);
   std::optional<std::string> gpu_unavailable() const;
 
@@ -93,6 +132,7 @@ class LabGrader {
   bool correctness_done_ = false;
   RunnerOutcome student_run_, reference_run_;
   std::map<std::string, RunnerOutcome> timing_;
+  int tool_runs_ = 0;  // numbers the work folders of ncu and sanitizer runs
 };
 
 std::optional<std::string> LabGrader::gpu_unavailable() const {
@@ -101,6 +141,7 @@ std::optional<std::string> LabGrader::gpu_unavailable() const {
 }
 
 bool LabGrader::build() {
+  Activity activity("building " + (o_.submission ? o_.submission->filename().string() : m_.student_file));
   std::vector<RunnerSource> sources;
   RunnerSource student{lab_.dir, o_.submission.value_or(lab_.dir / m_.student_file), "kernel.cu", m_.link};
   sources.push_back(student);
@@ -236,6 +277,7 @@ CheckResult LabGrader::check_ptxas(const Check& c) {
 void LabGrader::run_correctness() {
   if (correctness_done_) return;
   correctness_done_ = true;
+  Activity activity("running your program and the reference");
   std::vector<std::string> args = {"run", "--seed", std::to_string(rep_.seed)};
   for (const auto& step : m_.steps)
     for (const auto& c : step.checks)
@@ -292,6 +334,14 @@ std::optional<std::pair<std::string, std::string>> output_problem(const json& ou
   return std::nullopt;
 }
 
+// True when every dimension of every output is a whole number of 32-wide tiles.
+bool tile_aligned(const json& outputs) {
+  for (const auto& o : outputs)
+    for (const auto& d : o.value("dims", std::vector<std::int64_t>{}))
+      if (d <= 0 || d % 32 != 0) return false;
+  return !outputs.empty();
+}
+
 CheckResult LabGrader::check_correct(const Check& c) {
   if (auto why = gpu_unavailable()) return skipped(c, *why);
   if (!rep_.reference_build.ok) return skipped(c, "no reference runner to compare with");
@@ -300,11 +350,15 @@ CheckResult LabGrader::check_correct(const Check& c) {
     return failed(c, "the reference failed, which is a course problem: " + reference_run_.message);
   CheckResult r;
   r.kind = c.kind;
-  std::vector<std::string> passed;
+  std::vector<std::string> passed, aligned_passed, mismatched;
+  std::optional<CheckResult> first_mismatch;
+  const json* first_mismatch_case = nullptr;
+  bool mismatches_all_unaligned = true;
   for (const auto& name : c.cases) {
     const json* got = find_case(student_run_.result, name);
     const json* want = find_case(reference_run_.result, name);
     if (!got || got->value("status", "") == "running") {
+      if (first_mismatch) break;  // the earlier case's mismatch is the first thing wrong
       // The process stopped in (or before) this case.
       // No result at all after a hang or a crash: then no case is named.
       const json& res = student_run_.result;
@@ -314,25 +368,36 @@ CheckResult LabGrader::check_correct(const Check& c) {
       r.status = "fail";
       r.summary = student_run_.message.empty() ? "case " + name + " did not run" : student_run_.message;
       if (!crashed_in.empty() && crashed_in != name) r.summary = "case " + name + " did not run: " + r.summary;
-      r.symptom = student_run_.category;
+      // A result that is "ok" yet lacks a case was not written by the runner.
+      r.symptom = student_run_.category == "ok" ? "forged_result" : student_run_.category;
       return r;
     }
+    const auto modified = got->value("modified_inputs", std::vector<std::string>{});
+    if (!modified.empty() && !first_mismatch)
+      return failed(c, "case " + name + ": your program changed its input `" + join(modified, "`, `") +
+                           "` (inputs are read-only)", "modified_input");
     const auto& got_outputs = (*got)["outputs"];
     const auto& want_outputs = (*want)["outputs"];
-    for (std::size_t k = 0; k < want_outputs.size(); ++k) {
+    bool case_ok = true;
+    for (std::size_t k = 0; k < want_outputs.size() && case_ok; ++k) {
       const auto& w = want_outputs[k];
       const auto& g = got_outputs.at(k);
       if (auto problem = output_problem(g)) {
+        if (first_mismatch) break;
         r.status = "fail";
         r.summary = "case " + name + ": " + problem->first;
         r.symptom = problem->second;
         return r;
       }
       const auto dtype = memlabs::parse_dtype(w.value("dtype", ""));
-      const std::string want_bytes = read_binary(w.value("file", ""));
-      const std::string got_bytes = read_binary(g.value("file", ""));
+      // The grader's own dump folders, not paths from the result file: a
+      // forged result could point at the reference's dump.
+      const std::string output_file = w.value("name", std::string("out")) + ".bin";
+      const std::string want_bytes = read_binary(run_dir_ / "reference" / "dump" / name / output_file);
+      const std::string got_bytes = read_binary(run_dir_ / "student" / "dump" / name / output_file);
       const std::size_t count = w.value("count", 0ull);
       if (!dtype || want_bytes.size() != count * memlabs::dtype_size(*dtype) || got_bytes.size() != want_bytes.size()) {
+        if (first_mismatch) break;
         r.status = "fail";
         r.summary = "case " + name + ": output `" + w.value("name", "") + "` has the wrong size";
         return r;
@@ -341,33 +406,103 @@ CheckResult LabGrader::check_correct(const Check& c) {
                                                w.value("dims", std::vector<std::int64_t>{}),
                                                {w.value("rtol", 0.0), w.value("atol", 0.0)});
       if (!cmp.ok()) {
-        r.status = "fail";
-        r.summary = "case " + name + ": " + std::to_string(cmp.mismatches) + " of " + std::to_string(cmp.count) +
-                    " elements of `" + w.value("name", "") + "` differ from the reference";
-        for (const auto& mm : cmp.first)
-          r.details.push_back("at " + mm.where + ": expected " + fmt(mm.expected, 6) + ", got " + fmt(mm.got, 6));
-        r.data = {{"case", name}, {"mismatches", cmp.mismatches}, {"count", cmp.count}};
-        r.symptom = "mismatch";
-        return r;
+        case_ok = false;
+        if (!first_mismatch) {
+          CheckResult m;
+          m.kind = c.kind;
+          m.status = "fail";
+          m.summary = "case " + name + ": " + std::to_string(cmp.mismatches) + " of " + std::to_string(cmp.count) +
+                      " elements of `" + w.value("name", "") + "` differ from the reference";
+          for (const auto& mm : cmp.first)
+            m.details.push_back("at " + mm.where + ": expected " + fmt(mm.expected, 6) + ", got " + fmt(mm.got, 6));
+          m.data = {{"case", name}, {"mismatches", cmp.mismatches}, {"count", cmp.count}};
+          m.symptom = "mismatch";
+          first_mismatch = m;
+          first_mismatch_case = got;
+        }
       }
     }
-    passed.push_back(name);
+    if (case_ok) {
+      passed.push_back(name);
+      if (tile_aligned(want_outputs)) aligned_passed.push_back(name);
+    } else {
+      mismatched.push_back(name);
+      mismatches_all_unaligned = mismatches_all_unaligned && !tile_aligned(want_outputs);
+    }
+  }
+  if (first_mismatch) {
+    r = *first_mismatch;
+    if (mismatched.size() > 1)
+      r.details.push_back("also wrong: " + join({mismatched.begin() + 1, mismatched.end()}, ", "));
+    if (!passed.empty()) r.details.push_back("right: " + join(passed, ", "));
+    // What kind of wrong it is chooses the hint (symptom_hints in lab.json).
+    if (auto differs = rerun_differs(mismatched.front(), *first_mismatch_case)) {
+      r.symptom = "nondeterministic";
+      r.details.push_back(*differs);
+    } else if (!aligned_passed.empty() && mismatches_all_unaligned) {
+      r.symptom = "edge_mismatch";
+      r.details.push_back("wrong only at sizes that are not multiples of 32; right at " + join(aligned_passed, ", "));
+    }
+    r.data["mismatched_cases"] = mismatched;
+    return r;
   }
   r.summary = "matches the reference on " + join(passed, ", ") + " (seed " + std::to_string(rep_.seed) + ")";
   r.data = {{"cases", passed}};
   return r;
 }
 
+// Runs one case again with the same inputs: a result that changes between
+// two runs is a race between threads, not a wrong formula.
+std::optional<std::string> LabGrader::rerun_differs(const std::string& case_name, const json& first) {
+  RunnerCall rc;
+  rc.runner = rep_.student_build.runner;
+  rc.args = {"run", "--seed", std::to_string(rep_.seed), "--case", case_name, "--dump-dir",
+             (run_dir_ / "rerun" / "dump").string()};
+  rc.work_dir = run_dir_ / "rerun";
+  rc.timeout_s = m_.timeout_s;
+  Activity activity("running case " + case_name + " again with the same inputs");
+  const RunnerOutcome again = call_runner(rc);
+  if (!again.ok() && again.category != "bad_output") return std::nullopt;
+  const json* second = find_case(again.result, case_name);
+  if (!second || !first.contains("outputs") || !second->contains("outputs")) return std::nullopt;
+  const auto& a = first["outputs"];
+  const auto& b = (*second)["outputs"];
+  for (std::size_t k = 0; k < a.size() && k < b.size(); ++k) {
+    const auto dtype = memlabs::parse_dtype(a[k].value("dtype", ""));
+    const std::string file = a[k].value("name", std::string("out")) + ".bin";
+    const std::string x = read_binary(run_dir_ / "student" / "dump" / case_name / file);
+    const std::string y = read_binary(run_dir_ / "rerun" / "dump" / case_name / file);
+    const std::size_t count = a[k].value("count", 0ull);
+    if (!dtype || x.size() != y.size() || x.size() != count * memlabs::dtype_size(*dtype) || x == y) continue;
+    // Within the output's tolerance is not a change: float atomics add in a
+    // different order every run, and the reference comparison allows for that.
+    const auto cmp = memlabs::compare_values(*dtype, x.data(), *dtype, y.data(), count,
+                                             a[k].value("dims", std::vector<std::int64_t>{}),
+                                             {a[k].value("rtol", 0.0), a[k].value("atol", 0.0)});
+    if (cmp.ok()) continue;
+    return "a second run with the same inputs gave a different result (" + std::to_string(cmp.mismatches) + " of " +
+           std::to_string(count) + " elements of `" + a[k].value("name", std::string()) +
+           "` changed): some threads read values before others wrote them";
+  }
+  return std::nullopt;
+}
+
 const RunnerOutcome& LabGrader::timing_for(const std::string& case_name) {
   auto it = timing_.find(case_name);
   if (it != timing_.end()) return it->second;
+  Activity activity("timing " + case_name + " (baseline, yours, memcpy)");
   std::vector<std::string> args = {"time", "--case", case_name, "--seed", std::to_string(rep_.seed),
                                    "--cap-s", fmt(o_.cap_s, 3)};
   // Every threshold any step puts on this case, so one session decides them all.
+  const auto decide = [&](const Check& c) {
+    if (is_timed(c) && c.case_name == case_name)
+      args.insert(args.end(), {"--decide", std::string(c.kind == "speedup" ? "speedup:" : c.kind == "fraction_of_peak" ? "fraction:" : "library:") + fmt(c.min, 4)});
+  };
   for (const auto& step : m_.steps)
-    for (const auto& c : step.checks)
-      if (is_timed(c) && c.case_name == case_name)
-        args.insert(args.end(), {"--decide", std::string(c.kind == "speedup" ? "speedup:" : c.kind == "fraction_of_peak" ? "fraction:" : "library:") + fmt(c.min, 4)});
+    for (const auto& c : step.checks) {
+      decide(c);
+      for (const auto& f : c.fallback) decide(f);
+    }
   RunnerCall rc;
   rc.runner = rep_.student_build.runner;
   rc.args = args;
@@ -487,11 +622,143 @@ CheckResult LabGrader::check_api(const Check& c) {
   return r;
 }
 
+// Hardware counters of one launch of the student's kernel (ncu_report.hpp).
+CheckResult LabGrader::check_ncu(const Check& c) {
+  if (auto why = gpu_unavailable()) return skipped(c, *why);
+  const auto& ncu = s_.builder->toolchain().ncu;
+  if (!ncu) return instead_of_ncu(c, "ncu was not found next to nvcc or on PATH");
+  const NcuMeasure* measure = find_ncu_measure(c.metric);
+  if (!measure) return failed(c, "unknown ncu measure " + c.metric + " (a course problem)");
+  Activity activity("ncu: " + c.metric + " of " + c.kernel + " at " + c.case_name);
+  const fs::path dir = run_dir_ / ("ncu-" + std::to_string(++tool_runs_));
+  RunnerCall rc;
+  rc.prefix = ncu_arguments(*ncu, *measure, c.kernel, dir / "ncu.csv");
+  rc.runner = rep_.student_build.runner;
+  rc.args = {"run", "--case", c.case_name, "--seed", std::to_string(rep_.seed), "--dump-dir", (dir / "dump").string()};
+  rc.work_dir = dir;
+  rc.timeout_s = 3 * m_.timeout_s + 60;  // ncu replays the launch once per group of counters
+  rc.who = "your program under ncu";
+  const RunnerOutcome out = call_runner(rc);
+  const NcuLog log = parse_ncu_log(read_binary(dir / "ncu.csv"));
+  if (log.status == NcuLog::not_permitted) return instead_of_ncu(c, "ncu " + log.message);
+  if (log.status == NcuLog::no_kernel)
+    return failed(c, "your program never launched " + c.kernel + " in case " + c.case_name +
+                         (log.launched.empty() ? std::string() : " (ncu saw: " + join(log.launched, ", ") + ")"));
+  if (log.status != NcuLog::ok) {
+    if (out.category == "timeout" || out.category == "crash" || out.category == "cuda_error")
+      return failed(c, out.message, out.category);
+    return instead_of_ncu(c, "ncu failed: " + (log.message.empty() ? out.message : log.message));
+  }
+  const auto value = evaluate(*measure, log.metrics);
+  if (!value) return instead_of_ncu(c, "ncu did not report every counter " + c.metric + " needs");
+  CheckResult r;
+  r.kind = c.kind;
+  r.details = value->details;
+  r.data = {{"kernel", c.kernel}, {"case", c.case_name}, {"metric", c.metric}, {"value", value->value},
+            {"max", c.max}, {"counters", log.metrics}};
+  const bool ok = value->value <= c.max + 1e-9;
+  r.summary = c.kernel + " at " + c.case_name + ": " + value->summary;
+  if (!ok) {
+    r.status = "fail";
+    r.symptom = measure->symptom;
+    r.summary += ", needs " + (c.max == 0 ? std::string("0") : "at most " + fmt(c.max, 1));
+  }
+  return r;
+}
+
+// Where ncu cannot run, the manifest's fallback grades the step and says so;
+// without one, the step's other checks decide it.
+CheckResult LabGrader::instead_of_ncu(const Check& c, const std::string& why) {
+  if (c.fallback.empty()) {
+    CheckResult r = skipped(c, "not measured: " + why);
+    r.advisory = true;
+    return r;
+  }
+  CheckResult r = check(c.fallback.front());
+  r.details.insert(r.details.begin(), "in place of the hardware-counter check (" + c.metric + " of " + c.kernel +
+                                          "): " + why);
+  r.data["in_place_of"] = {{"kind", "ncu"}, {"metric", c.metric}, {"why", why}};
+  return r;
+}
+
+// Every tool of the check on the student's program, at once (they are
+// independent processes); passing needs zero reports from each.
+CheckResult LabGrader::check_sanitizer(const Check& c) {
+  if (auto why = gpu_unavailable()) return skipped(c, *why);
+  const auto& sanitizer = s_.builder->toolchain().compute_sanitizer;
+  if (!sanitizer) return skipped(c, "compute-sanitizer was not found next to nvcc or on PATH");
+  // A program that hangs would hang under every tool, only more slowly.
+  if (correctness_done_ && student_run_.category == "timeout")
+    return skipped(c, "not run: your program did not finish its correctness run");
+  Activity activity("compute-sanitizer: " + join(c.tools, ", "));
+  struct ToolRun {
+    std::string tool;
+    RunnerOutcome outcome;
+    SanitizerLog log;
+  };
+  std::vector<std::future<ToolRun>> runs;
+  for (const auto& tool : c.tools) {
+    const fs::path dir = run_dir_ / ("sanitizer-" + std::to_string(++tool_runs_) + "-" + tool);
+    RunnerCall rc;
+    rc.prefix = sanitizer_arguments(*sanitizer, tool, dir / "log.txt");
+    rc.runner = rep_.student_build.runner;
+    rc.args = {"run", "--seed", std::to_string(rep_.seed), "--dump-dir", (dir / "dump").string()};
+    for (const auto& name : c.cases) rc.args.insert(rc.args.end(), {"--case", name});
+    rc.work_dir = dir;
+    rc.timeout_s = 3 * m_.timeout_s + 30;
+    rc.who = "your program under " + tool;
+    runs.push_back(std::async(std::launch::async, [rc, tool, dir] {
+      RunnerOutcome out = call_runner(rc);
+      return ToolRun{tool, out, parse_sanitizer_log(tool, read_binary(dir / "log.txt"))};
+    }));
+  }
+  CheckResult r;
+  r.kind = c.kind;
+  r.data = {{"cases", c.cases}, {"tools", json::object()}};
+  std::vector<std::string> clean;
+  std::vector<ToolRun> done;
+  for (auto& f : runs) done.push_back(f.get());  // an Interrupted rethrows here; the other futures join as they go
+  for (const auto& t : done) {
+    json& tj = r.data["tools"][t.tool];
+    tj = {{"reports", t.log.errors}, {"outcome", t.outcome.category}};
+    if (t.log.errors > 0 || !t.log.reports.empty()) {
+      const std::string first = t.log.reports.empty() ? std::to_string(t.log.errors) + " errors"
+                                                      : t.log.reports.front().headline;
+      const std::string more = t.log.errors > 1 ? " (" + std::to_string(t.log.errors) + " reports)" : "";
+      tj["first"] = first;
+      if (r.status == "pass") {
+        r.status = "fail";
+        r.summary = t.tool + ": " + first + more;
+        r.symptom = t.log.reports.empty() ? "sanitizer" : t.log.reports.front().symptom;
+        if (!t.log.reports.empty())
+          for (std::size_t i = 0; i < t.log.reports.front().lines.size() && i < 8; ++i)
+            r.details.push_back(t.log.reports.front().lines[i]);
+      } else {
+        r.details.push_back("also " + t.tool + ": " + first + more);
+      }
+    } else if (!t.log.summary_seen || (!t.outcome.ok() && t.outcome.category != "bad_output" &&
+                                       t.outcome.category != "mismatch")) {
+      // The tool did not get to the end: the program crashed or hung under it.
+      if (r.status == "pass") {
+        r.status = "fail";
+        r.summary = t.tool + ": " + (t.outcome.message.empty() ? "stopped before its summary" : t.outcome.message);
+        r.symptom = t.outcome.ok() ? "sanitizer" : t.outcome.category;
+      }
+    } else {
+      clean.push_back(t.tool);
+    }
+  }
+  if (r.status == "pass") r.summary = join(clean, ", ") + ": no reports on " + join(c.cases, ", ");
+  return r;
+}
+
 CheckResult LabGrader::check(const Check& c) {
   if (c.kind == "ptx") return check_ptx(c);
   if (c.kind == "ptxas") return check_ptxas(c);
   if (c.kind == "correct") return check_correct(c);
   if (c.kind == "api") return check_api(c);
+  if (c.kind == "ncu") return check_ncu(c);
+  if (c.kind == "sanitizer") return check_sanitizer(c);
   return check_timing(c);
 }
 
@@ -519,15 +786,10 @@ GradeReport LabGrader::run() {
       for (const auto& c : m_.steps[i].checks) {
         sr.checks.push_back(check(c));
         any_fail = any_fail || sr.checks.back().status == "fail";
-        any_skip = any_skip || sr.checks.back().status == "skipped";
+        any_skip = any_skip || (sr.checks.back().status == "skipped" && !sr.checks.back().advisory);
       }
       sr.status = any_fail ? "fail" : any_skip ? "skipped" : "pass";
-      // The hint that matches what was measured beats the generic next hint.
-      for (const auto& c : sr.checks) {
-        const auto& hints = m_.steps[i].symptom_hints;
-        const auto h = c.status == "fail" ? hints.find(c.symptom) : hints.end();
-        if (h != hints.end() && sr.symptom_hint.empty()) sr.symptom_hint = h->second;
-      }
+      sr.symptom_hint = symptom_hint(m_, m_.steps[i], sr.checks);
       if (sr.status != "pass" && !rep_.current_step) rep_.current_step = sr.id;
       blocked = blocked || any_fail;
     }
@@ -550,7 +812,28 @@ GradeReport LabGrader::run() {
 }  // namespace
 
 GradeReport grade_lab(Session& session, const LabInfo& lab, const Manifest& manifest, const GradeOptions& options) {
-  return LabGrader(session, lab, manifest, options).run();
+  if (!options.sanitize) return LabGrader(session, lab, manifest, options).run();
+  const Manifest sanitized = with_sanitizer_checks(manifest);
+  return LabGrader(session, lab, sanitized, options).run();
+}
+
+Manifest with_sanitizer_checks(Manifest manifest) {
+  for (auto& step : manifest.steps) {
+    const auto has = [&](const std::string& kind) {
+      return std::any_of(step.checks.begin(), step.checks.end(), [&](const Check& c) { return c.kind == kind; });
+    };
+    if (has("sanitizer")) continue;
+    for (std::size_t i = 0; i < step.checks.size(); ++i) {
+      if (step.checks[i].kind != "correct") continue;
+      Check c;
+      c.kind = "sanitizer";
+      c.cases = step.checks[i].cases;
+      c.tools = sanitizer_tools();
+      step.checks.insert(step.checks.begin() + static_cast<std::ptrdiff_t>(i) + 1, c);
+      break;
+    }
+  }
+  return manifest;
 }
 
 }  // namespace grader

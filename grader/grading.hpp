@@ -21,6 +21,7 @@ struct GradeOptions {
   std::optional<std::uint64_t> seed;                // default: fresh every grade
   bool all_steps = false;                           // grade past the first failing step
   double cap_s = 3.0;                               // timing cap per case
+  bool sanitize = false;  // add a compute-sanitizer check to every step that checks correctness
 };
 
 struct CheckResult {
@@ -30,6 +31,9 @@ struct CheckResult {
   std::vector<std::string> details;
   std::string symptom;          // e.g. "implausibly_fast", "unwritten", "canary", "noisy"
   nlohmann::json data = nlohmann::json::object();
+  // Skipped only because an optional tool (ncu) cannot run here: the step's
+  // other checks decide it, and the report says what was not measured.
+  bool advisory = false;
 };
 
 struct StepResult {
@@ -56,6 +60,10 @@ struct GradeReport {
 };
 
 GradeReport grade_lab(Session& session, const LabInfo& lab, const Manifest& manifest, const GradeOptions& options);
+
+// The manifest with a compute-sanitizer check added to every step that checks
+// correctness and has none (grade --sanitize).
+Manifest with_sanitizer_checks(Manifest manifest);
 
 nlohmann::json report_to_json(const GradeReport& report);
 void print_report(const GradeReport& report, bool verbose);

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "activity.hpp"
 #include "app.hpp"
 #include "child_process.hpp"
 #include "course.hpp"
@@ -20,6 +21,7 @@ const std::vector<Command>& commands() {
                                              publish_command(), verify_command(),
                                              batch_command(), gradescope_command(),
                                              collect_command(), batch_task_command(),
+                                             watch_command(), reset_command(),
                                              doctor_command()};
   return table;
 }
@@ -94,6 +96,8 @@ int main(int argc, char** argv) {
     return code == 0 ? kExitPass : kExitUsage;
   }
   Style::configure(!global.no_color && !global.json);
+  // --verbose prints compiler commands to stderr as it goes: a spinner would garble them.
+  Activity::configure(!global.json && !global.verbose);
   try {
     return chosen ? chosen() : kExitUsage;
   } catch (const Interrupted&) {

@@ -1,5 +1,7 @@
 #include "manifest.hpp"
 #include "edit_distance.hpp"
+#include "ncu_report.hpp"
+#include "sanitizer_report.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -20,7 +22,7 @@ namespace fs = std::filesystem;
 
 const std::vector<std::string> kTopKeys = {"format_version", "id",   "title", "student_file",
                                            "timeout_s",      "link", "steps", "kernels",
-                                           "bench_cases"};
+                                           "bench_cases", "symptom_hints"};
 const std::vector<std::string> kStepKeys = {"id",    "title", "points",
                                             "checks", "hints", "symptom_hints"};
 
@@ -33,6 +35,8 @@ std::vector<std::string> keys_of_kind(const std::string& kind) {
   if (kind == "fraction_of_peak") return {"kind", "case", "min"};
   if (kind == "api") return {"kind", "case", "facts"};
   if (kind == "fraction_of_library") return {"kind", "case", "min"};
+  if (kind == "ncu") return {"kind", "kernel", "case", "metric", "max", "fallback"};
+  if (kind == "sanitizer") return {"kind", "cases", "tools"};
   return {};
 }
 
@@ -240,6 +244,52 @@ void read_api(const Reader& r, const json& v, const std::string& path, Check& c)
   }
 }
 
+Check read_check(const Reader& r, const json& v, const std::string& path);
+
+// A hardware-counter check: one launch of `kernel` in `case`, profiled by ncu;
+// the measure must not exceed `max`. Where ncu cannot run, `fallback` (a
+// check of another kind) grades the step instead.
+void read_ncu(const Reader& r, const json& v, const std::string& path, Check& c) {
+  c.kernel = r.text(r.required(v, path, "kernel", "the name of a kernel"), at(path, "kernel"));
+  c.case_name = r.text(r.required(v, path, "case", "the name of a (small) case"), at(path, "case"));
+  std::vector<std::string> names;
+  for (const auto& m : ncu_measures()) names.push_back(m.name);
+  c.metric = r.text(r.required(v, path, "metric", "one of " + join(names, ", ")), at(path, "metric"));
+  if (!find_ncu_measure(c.metric)) {
+    const std::string guess = closest(c.metric, names);
+    r.fail(at(path, "metric"), "unknown measure " + quote(c.metric) +
+                                   (guess.empty() ? "" : " (did you mean " + quote(guess) + "?)") +
+                                   "; known: " + join(names, ", "));
+  }
+  const json& max = r.required(v, path, "max", "a number >= 0");
+  r.expect(max.is_number() && std::isfinite(max.get<double>()) && max.get<double>() >= 0, at(path, "max"),
+           "a number >= 0", max);
+  c.max = max.get<double>();
+  if (auto* f = Reader::optional(v, "fallback")) {
+    Check fb = read_check(r, *f, at(path, "fallback"));
+    if (fb.kind == "ncu") r.fail(at(path, "fallback.kind"), "a fallback stands in for ncu, so it cannot be an ncu check");
+    c.fallback.push_back(std::move(fb));
+  }
+}
+
+// compute-sanitizer on the student's program for `cases`: every tool must report nothing.
+void read_sanitizer(const Reader& r, const json& v, const std::string& path, Check& c) {
+  read_correct(r, v, path, c);
+  const auto& all = sanitizer_tools();
+  if (auto* t = Reader::optional(v, "tools")) {
+    c.tools = r.text_list(*t, at(path, "tools"));
+    if (c.tools.empty()) r.fail(at(path, "tools"), "expected a non-empty array of tools (or leave it out: all of them)");
+    for (std::size_t i = 0; i < c.tools.size(); ++i) {
+      if (std::find(all.begin(), all.end(), c.tools[i]) == all.end())
+        r.fail(at(at(path, "tools"), i), "unknown tool " + quote(c.tools[i]) + "; known: " + join(all, ", "));
+      if (std::find(c.tools.begin(), c.tools.begin() + i, c.tools[i]) != c.tools.begin() + i)
+        r.fail(at(at(path, "tools"), i), "tool " + quote(c.tools[i]) + " is listed twice");
+    }
+  } else {
+    c.tools = all;
+  }
+}
+
 Check read_check(const Reader& r, const json& v, const std::string& path) {
   const std::string kinds = join(known_check_kinds(), ", ");
   r.expect(v.is_object(), path, "a check object", v);
@@ -262,6 +312,8 @@ Check read_check(const Reader& r, const json& v, const std::string& path) {
   else if (c.kind == "ptxas") read_ptxas(r, v, path, c);
   else if (c.kind == "correct") read_correct(r, v, path, c);
   else if (c.kind == "api") read_api(r, v, path, c);
+  else if (c.kind == "ncu") read_ncu(r, v, path, c);
+  else if (c.kind == "sanitizer") read_sanitizer(r, v, path, c);
   else read_timed(r, v, path, c);
   return c;
 }
@@ -317,8 +369,9 @@ void read_steps(const Reader& r, const json& steps, Manifest& m) {
 }  // namespace
 
 const std::vector<std::string>& known_check_kinds() {
-  static const std::vector<std::string> kinds = {"correct", "speedup", "fraction_of_peak",
-                                                 "ptxas", "ptx", "api", "fraction_of_library"};
+  static const std::vector<std::string> kinds = {"correct", "speedup",   "fraction_of_peak",
+                                                 "ptxas",   "ptx",       "api",
+                                                 "fraction_of_library", "ncu", "sanitizer"};
   return kinds;
 }
 
@@ -339,6 +392,7 @@ std::vector<std::string> Manifest::all_cases() const {
     for (const auto& c : s.checks) {
       for (const auto& name : c.cases) add(name);
       add(c.case_name);
+      for (const auto& f : c.fallback) add(f.case_name);
     }
   return out;
 }
@@ -384,6 +438,7 @@ Manifest parse_manifest(const json& j, const std::string& source_name) {
   // Cases `grader bench` times besides those a speed check names: a lesson may
   // quote an effect that is too small to grade.
   if (auto* b = Reader::optional(j, "bench_cases")) m.bench_cases = r.text_list(*b, "bench_cases");
+  if (auto* h = Reader::optional(j, "symptom_hints")) m.symptom_hints = r.text_map(*h, "symptom_hints");
   read_steps(r, r.required(j, "", "steps", "a non-empty array of steps"), m);
   return m;
 }

@@ -18,15 +18,19 @@ namespace grader {
 inline constexpr int kManifestFormatVersion = 1;
 
 struct Check {
-  std::string kind;  // "correct" | "speedup" | "fraction_of_peak" | "ptxas" | "ptx" | "api" | "fraction_of_library"
+  std::string kind;  // "correct" | "speedup" | "fraction_of_peak" | "ptxas" | "ptx" | "api" | "fraction_of_library" | "ncu" | "sanitizer"
   std::string kernel;  // ptx, ptxas
   std::vector<std::string> must_contain, must_not_contain;  // ptx
   std::optional<int> max_stack_frame, max_spill_bytes, max_registers;  // ptxas
-  std::vector<std::string> cases;  // correct
-  std::string case_name;  // speedup, fraction_of_peak, fraction_of_library, api ("case" in JSON)
+  std::vector<std::string> cases;  // correct, sanitizer
+  std::string case_name;  // speedup, fraction_of_peak, fraction_of_library, api, ncu ("case" in JSON)
   std::vector<std::string> facts;  // api: facts that must hold (empty: every reported fact)
   double min = 0;  // speedup: > 0; fraction_of_peak: in (0, 1]
   std::string over = "baseline";  // speedup
+  std::string metric;             // ncu: a measure ncu_report.hpp knows
+  double max = 0;                 // ncu: the measure must not exceed it
+  std::vector<Check> fallback;    // ncu: at most one check that stands in where ncu cannot run
+  std::vector<std::string> tools; // sanitizer: compute-sanitizer tools (default: all four)
   // Static checks read the compiler's output only, so they run without a GPU.
   bool is_static() const;
 };
@@ -46,6 +50,9 @@ struct Manifest {
   double timeout_s = 60;
   std::vector<std::string> link;
   std::vector<std::string> bench_cases;  // timed by `grader bench` in addition to the graded ones
+  // Hints for what a failing check measured (its symptom), for every step; a
+  // step's own symptom_hints win over these.
+  std::map<std::string, std::string> symptom_hints;
   std::vector<Step> steps;
 
   const Step* find_step(int id) const;

@@ -106,6 +106,31 @@ TEST(Manifest, ParsesEveryField) {
   EXPECT_DOUBLE_EQ(peak.min, 0.75);
 }
 
+TEST(Manifest, NcuAndSanitizerChecks) {
+  json j = full_manifest();
+  j["symptom_hints"] = {{"race", "Add a barrier."}};
+  j["steps"][1]["checks"].push_back(json::parse(R"({ "kind": "ncu", "kernel": "transpose_kernel", "case": "1024x1024",
+      "metric": "shared_bank_conflicts_per_request", "max": 0,
+      "fallback": { "kind": "speedup", "case": "4096x4096", "min": 5 } })"));
+  j["steps"][1]["checks"].push_back(json::parse(R"({ "kind": "sanitizer", "cases": ["1x1"] })"));
+  j["steps"][1]["checks"].push_back(json::parse(R"({ "kind": "sanitizer", "cases": ["1x1"], "tools": ["racecheck"] })"));
+  const Manifest m = parse_manifest(j, kSource);
+  EXPECT_EQ(m.symptom_hints.at("race"), "Add a barrier.");
+  const auto& checks = m.steps[1].checks;
+  const Check& ncu = checks[3];
+  EXPECT_EQ(ncu.metric, "shared_bank_conflicts_per_request");
+  EXPECT_EQ(ncu.max, 0);
+  ASSERT_EQ(ncu.fallback.size(), 1u);
+  EXPECT_EQ(ncu.fallback[0].kind, "speedup");
+  EXPECT_EQ(ncu.fallback[0].min, 5);
+  EXPECT_FALSE(ncu.is_static());
+  EXPECT_EQ(checks[4].tools, (std::vector<std::string>{"memcheck", "racecheck", "synccheck", "initcheck"}));
+  EXPECT_EQ(checks[5].tools, (std::vector<std::string>{"racecheck"}));
+  // The fallback's case is a case the lab must have, like any other.
+  const auto cases = m.all_cases();
+  EXPECT_NE(std::find(cases.begin(), cases.end(), "4096x4096"), cases.end());
+}
+
 TEST(Manifest, OptionalFieldsTakeDefaults) {
   Manifest m = parse_manifest(json::parse(R"({
     "format_version": 1, "id": "lab00", "title": "t",
@@ -153,6 +178,36 @@ const std::vector<BadCase> kBadCases = {
      {"steps[0].checks[0]", "case: required key is missing"}},
     {"ApiEmptyFacts", [](json& m) { check(m, 0, 0) = {{"kind", "api"}, {"case", "c"}, {"facts", json::array()}}; },
      {"steps[0].checks[0].facts", "non-empty array of fact names"}},
+    {"NcuUnknownMeasure",
+     [](json& m) { check(m, 0, 0) = {{"kind", "ncu"}, {"kernel", "k"}, {"case", "c"}, {"metric", "shared_bank_conflict_per_request"}, {"max", 0}}; },
+     {"steps[0].checks[0].metric: unknown measure", "did you mean \"shared_bank_conflicts_per_request\"?"}},
+    {"NcuNegativeMax",
+     [](json& m) { check(m, 0, 0) = {{"kind", "ncu"}, {"kernel", "k"}, {"case", "c"}, {"metric", "local_memory_bytes"}, {"max", -1}}; },
+     {"steps[0].checks[0].max: expected a number >= 0, got -1"}},
+    {"NcuWithoutMax",
+     [](json& m) { check(m, 0, 0) = {{"kind", "ncu"}, {"kernel", "k"}, {"case", "c"}, {"metric", "local_memory_bytes"}}; },
+     {"steps[0].checks[0].max: required key is missing"}},
+    {"NcuFallbackIsNcu",
+     [](json& m) {
+       const json n = {{"kind", "ncu"}, {"kernel", "k"}, {"case", "c"}, {"metric", "local_memory_bytes"}, {"max", 0}};
+       check(m, 0, 0) = n;
+       check(m, 0, 0)["fallback"] = n;
+     },
+     {"steps[0].checks[0].fallback.kind: a fallback stands in for ncu"}},
+    {"NcuFallbackBroken",
+     [](json& m) {
+       check(m, 0, 0) = {{"kind", "ncu"}, {"kernel", "k"}, {"case", "c"}, {"metric", "local_memory_bytes"}, {"max", 0},
+                         {"fallback", {{"kind", "speedup"}, {"case", "c"}}}};
+     },
+     {"steps[0].checks[0].fallback.min: required key is missing"}},
+    {"SanitizerUnknownTool", [](json& m) { check(m, 0, 0) = {{"kind", "sanitizer"}, {"cases", {"c"}}, {"tools", {"memcheck", "leakcheck"}}}; },
+     {"steps[0].checks[0].tools[1]: unknown tool \"leakcheck\"; known: memcheck, racecheck, synccheck, initcheck"}},
+    {"SanitizerToolTwice", [](json& m) { check(m, 0, 0) = {{"kind", "sanitizer"}, {"cases", {"c"}}, {"tools", {"racecheck", "racecheck"}}}; },
+     {"steps[0].checks[0].tools[1]: tool \"racecheck\" is listed twice"}},
+    {"SanitizerWithoutCases", [](json& m) { check(m, 0, 0) = {{"kind", "sanitizer"}}; },
+     {"steps[0].checks[0].cases: required key is missing"}},
+    {"TopSymptomHintsNotStrings", [](json& m) { m["symptom_hints"] = {{"race", 1}}; },
+     {"symptom_hints.race: expected a non-empty string, got 1"}},
     {"TopLevelNotObject", [](json& m) { m = json::array(); },
      {"labs/x/lab.json: ", "expected a JSON object at the top level, got an array"}},
     {"MissingFormatVersion", [](json& m) { m.erase("format_version"); },
@@ -217,8 +272,8 @@ const std::vector<BadCase> kBadCases = {
     {"UnknownKindNear", [](json& m) { check(m, 0, 0)["kind"] = "ptxx"; },
      {"steps[0].checks[0].kind: unknown check kind \"ptxx\"",
       "known kinds: correct, speedup, fraction_of_peak, ptxas, ptx"}},
-    {"UnknownKindFar", [](json& m) { check(m, 0, 0)["kind"] = "ncu"; },
-     {"steps[0].checks[0].kind: unknown check kind \"ncu\"; known kinds: correct, speedup"}},
+    {"UnknownKindFar", [](json& m) { check(m, 0, 0)["kind"] = "nsight"; },
+     {"steps[0].checks[0].kind: unknown check kind \"nsight\"; known kinds: correct, speedup"}},
     {"KeyTypoInCheck",
      [](json& m) { auto& c = check(m, 0, 0); c["must_contian"] = c["must_contain"]; c.erase("must_contain"); },
      {"steps[0].checks[0]: unknown key \"must_contian\" in a \"ptx\" check (did you mean \"must_contain\"?)"}},

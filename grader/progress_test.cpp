@@ -1,10 +1,14 @@
 #include "progress.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <map>
 #include <cmath>
 #include <fstream>
 #include <iterator>
 #include <regex>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -216,6 +220,65 @@ TEST_F(ProgressTest, StrayTempFileFromACrashIsIgnored) {
   ProgressStore empty(file_);
   EXPECT_TRUE(empty.load().empty());
   EXPECT_TRUE(empty.labs().empty());
+}
+
+// A grader killed at any moment of a save (SIGKILL: no handler, no cleanup)
+// leaves the old progress or the new one, whole, never a mix or a stub. A
+// child saves the next version over and over; it is killed after a random
+// delay; the file must then parse and hold either version.
+TEST_F(ProgressTest, KilledMidSaveLeavesTheOldOrTheNewFile) {
+  // Large enough that one save takes several writes, so kills land inside them.
+  const auto version = [](int v) {
+    std::map<std::string, LabProgress> labs;
+    for (int lab = 0; lab < 40; ++lab) {
+      LabProgress& p = labs["lab" + std::to_string(lab)];
+      p.steps_passed = {1, 1 + v % 3};
+      p.last_summary = "version " + std::to_string(v) + " " + std::string(2000, 'a' + v % 26);
+    }
+    return labs;
+  };
+  const auto save = [&](int v) {
+    ProgressStore store(file_);
+    for (auto& [id, p] : version(v)) store.lab(id) = p;
+    store.save();
+  };
+  const auto holds = [&](int v) {
+    ProgressStore store(file_);
+    if (!store.load().empty()) return false;
+    for (const auto& [id, p] : version(v)) {
+      const LabProgress* q = store.find(id);
+      if (!q || q->steps_passed != p.steps_passed || q->last_summary != p.last_summary) return false;
+    }
+    return store.labs().size() == version(v).size();
+  };
+
+  save(0);
+  int current = 0, replaced = 0;
+  std::srand(12345);
+  for (int round = 1; round <= 150; ++round) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      try {
+        for (;;) save(round);  // until killed
+      } catch (...) {
+      }
+      ::_exit(1);  // a failed save: the parent sees an exit, not a kill
+    }
+    ::usleep(static_cast<useconds_t>(std::rand() % 3000));
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "round " << round;
+
+    const bool old_one = holds(current), new_one = !old_one && holds(round);
+    ASSERT_TRUE(old_one || new_one) << "round " << round << ": the file holds neither version " << current
+                                    << " nor version " << round << ":\n" << read_file(file_).substr(0, 300);
+    if (new_one) current = round, ++replaced;
+  }
+  // Both outcomes happened, so kills did land before and after the rename.
+  EXPECT_GT(replaced, 0);
+  EXPECT_LT(replaced, 150);
 }
 
 TEST_F(ProgressTest, RecordBestKeepsTheMaximum) {

@@ -28,9 +28,10 @@ namespace {
 // The default fat binary: Volta to Hopper. Newer GPUs JIT the embedded PTX.
 const std::vector<std::string> kDefaultArchs = {"sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90"};
 
-// Copied whole (minus dot-files); tests/ without its fixtures.
+// Copied whole (minus dot-files); tests/ without its fixtures and faults
+// (both are solutions with one thing changed).
 const std::vector<std::string> kTrees = {"grader", "common", "tests"};
-const std::vector<std::string> kExcludedTrees = {"tests/fixtures"};
+const std::vector<std::string> kExcludedTrees = {"tests/fixtures", "tests/faults"};
 const std::vector<std::string> kSingleFiles = {"CMakeLists.txt", "CMakePresets.json", "scripts/setup",
                                                "docs/json-output.md", "docs/manifest.md"};
 
@@ -253,6 +254,10 @@ std::vector<std::string> choose_archs(const std::vector<std::string>& requested,
   return archs;
 }
 
+fs::path published_skeleton(const fs::path& root, const std::string& lab_folder, const std::string& student_file) {
+  return root / kReferenceDir / lab_folder / "skeleton" / student_file;
+}
+
 bool is_student_file(const std::string& relative, const std::vector<std::string>& student_files) {
   return std::find(student_files.begin(), student_files.end(), relative) != student_files.end();
 }
@@ -379,6 +384,13 @@ PublishResult publish(const Course& course, const Toolchain& toolchain, const Pu
     write_file(tmp / "README.md", readme);
     write_file(tmp / "syllabus.md", syllabus);
     res.files = files.size() + 2;
+    // The student files as handed out, so `grader reset` can restore one.
+    for (std::size_t i = 0; i < labs.size(); ++i) {
+      const fs::path skeleton = published_skeleton(tmp, labs[i]->folder, manifests[i].student_file);
+      fs::create_directories(skeleton.parent_path());
+      fs::copy_file(tmp / student_files[i], skeleton);
+      res.files += 1;
+    }
 
     for (std::size_t i = 0; i < labs.size(); ++i) {
       const LabInfo& l = *labs[i];

@@ -67,6 +67,12 @@ std::vector<std::string> nvcc_supported_archs(const Toolchain& toolchain);
 std::vector<std::string> choose_archs(const std::vector<std::string>& requested, const std::vector<std::string>& supported,
                                       const std::string& nvcc_version, std::vector<std::string>& notes);
 
+// Where a class copy keeps each lab's student file as handed out, for
+// `grader reset`: <root>/.reference/<lab_folder>/skeleton/<student_file>.
+// Publish writes it; like every file but the student's, it is protected.
+std::filesystem::path published_skeleton(const std::filesystem::path& root, const std::string& lab_folder,
+                                         const std::string& student_file);
+
 // ---- the protected-file manifest ----
 
 // Relative paths of the files a student edits (each published lab's student file).

@@ -30,13 +30,14 @@ class TempDir : public ::testing::Test {
   fs::path dir;
 };
 
-// A minimal course: two labs, solutions, fixtures and instructor-only files.
+// A minimal course: two labs, solutions, fixtures, faults and instructor-only files.
 void make_course(const fs::path& r) {
   for (const char* lab : {"lab01-a", "lab02-b"}) {
     write(r / "labs" / lab / "kernel.cu", "skeleton\n");
     write(r / "labs" / lab / "lab.json", "{}\n");
     write(r / "solutions" / lab / "kernel.cu", "solution\n");
     write(r / "tests/fixtures" / lab / "wrong.cu", "wrong\n");
+    write(r / "tests/faults" / lab / "broken.cu", "a solution with one thing broken\n");
   }
   write(r / "labs/lab01-a/.kernel.cu.swp", "editor junk");
   write(r / "grader/main.cpp", "main\n");
@@ -72,6 +73,7 @@ TEST_F(TempDir, AllLabsSelectedAndDotFilesSkipped) {
   for (const auto& f : files) {
     EXPECT_EQ(f.find("solutions"), std::string::npos) << f;
     EXPECT_EQ(f.find("fixtures"), std::string::npos) << f;
+    EXPECT_EQ(f.find("faults"), std::string::npos) << f;
     EXPECT_EQ(f.find("/."), std::string::npos) << f;
     EXPECT_NE(f, "scripts/gpu-check");
     EXPECT_NE(f, "README.md");  // generated, not copied

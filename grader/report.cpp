@@ -1,11 +1,13 @@
 // How a grade is shown: a short, scannable report for the student, or the
 // documented JSON schema (docs/json-output.md) for scripts.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
 #include "app.hpp"
 #include "grading.hpp"
 #include "terminal.hpp"
+#include "timing_chart.hpp"
 
 using nlohmann::json;
 
@@ -38,6 +40,29 @@ std::string indent(const std::string& text, const std::string& pad) {
   while (!out.empty() && (out.back() == ' ')) out.pop_back();
   if (!out.empty() && out.back() == '\n') out.pop_back();
   return out;
+}
+
+bool is_timed(const CheckResult& c) {
+  return c.kind == "speedup" || c.kind == "fraction_of_peak" || c.kind == "fraction_of_library";
+}
+
+// The timing sessions to chart under each step. Checks of one case share one
+// session (equal data), within a step and across steps (lab07 times one case
+// for three steps), so each session is drawn once, under the last step that
+// used it: the step the student is on when that one fails.
+std::vector<std::vector<const json*>> charts_by_step(const GradeReport& r) {
+  std::vector<std::vector<const json*>> charts(r.steps.size());
+  std::vector<const json*> drawn;
+  for (std::size_t i = r.steps.size(); i-- > 0;) {
+    const auto& checks = r.steps[i].checks;
+    for (auto c = checks.rbegin(); c != checks.rend(); ++c) {
+      if (!is_timed(*c) || (c->status != "pass" && c->status != "fail") || !holds_timing(c->data)) continue;
+      if (std::any_of(drawn.begin(), drawn.end(), [&](const json* d) { return *d == c->data; })) continue;
+      drawn.push_back(&c->data);
+      charts[i].insert(charts[i].begin(), &c->data);
+    }
+  }
+  return charts;
 }
 
 }  // namespace
@@ -86,7 +111,9 @@ void print_report(const GradeReport& r, bool verbose) {
               << r.student_build.stage << ")\n\n"
               << indent(r.student_build.diagnostics, "    ") << "\n";
   }
-  for (const auto& s : r.steps) {
+  const auto charts = charts_by_step(r);
+  for (std::size_t i = 0; i < r.steps.size(); ++i) {
+    const StepResult& s = r.steps[i];
     std::cout << "\n  " << mark(s.status) << " " << Style::bold("step " + std::to_string(s.id)) << "  " << s.title;
     if (s.status == "locked") std::cout << Style::dim("  (locked: pass the steps before it)");
     std::cout << "\n";
@@ -94,6 +121,7 @@ void print_report(const GradeReport& r, bool verbose) {
       std::cout << "      " << mark(c.status) << " " << Style::dim(c.kind + ":") << " " << c.summary << "\n";
       for (const auto& d : c.details) std::cout << "          " << Style::dim(d) << "\n";
     }
+    for (const json* session : charts[i]) std::cout << session_chart(*session, {32, Style::unicode(), "          "});
     if (!s.symptom_hint.empty()) std::cout << "      " << Style::yellow("→ ") << s.symptom_hint << "\n";
   }
   if (!r.program_output.empty()) {

@@ -83,7 +83,8 @@ RunnerOutcome call_runner(const RunnerCall& call) {
   const std::string nonce = make_nonce();
 
   ChildOptions o;
-  o.argv = {call.runner.string()};
+  o.argv = call.prefix;
+  o.argv.push_back(call.runner.string());
   o.argv.insert(o.argv.end(), call.args.begin(), call.args.end());
   o.argv.insert(o.argv.end(), {"--result", result_file.string(), "--nonce", nonce});
   o.cwd = call.work_dir;

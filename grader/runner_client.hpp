@@ -25,6 +25,7 @@ struct RunnerOutcome {
 
 struct RunnerCall {
   std::filesystem::path runner;
+  std::vector<std::string> prefix;  // a tool that runs the runner: ncu or compute-sanitizer and its options
   std::vector<std::string> args;  // mode and options; --result and --nonce are added
   std::filesystem::path work_dir; // private to this call
   double timeout_s = 60;

@@ -15,14 +15,12 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 #include <regex>
 
 #include "builder.hpp"
-#include "child_process.hpp"
 #include "course.hpp"
+#include "course_runs.hpp"
 #include "fixture_expectation.hpp"
 #include "manifest.hpp"
 #include "prebuilt_reference.hpp"
@@ -35,7 +33,13 @@ using nlohmann::json;
 
 namespace {
 
-const fs::path kRoot = COURSE_ROOT;
+using course_runs::Fixture;
+using course_runs::GraderRun;
+using course_runs::kRoot;
+using course_runs::lab_folders;
+using course_runs::read;
+using course_runs::run_grader;
+using course_runs::test_name;
 
 // A class copy made by `grader publish` has no solutions/ and no fixtures; its
 // reference runners are prebuilt in .reference/. Tests that need a solution's
@@ -46,61 +50,6 @@ const bool kPublishedCopy = !fs::exists(kRoot / "solutions");
     if (kPublishedCopy)                                                                              \
       GTEST_SKIP() << "a published class copy has no solutions/ (its reference runners are prebuilt " \
                       "in .reference/): this test needs the solutions' source";                      \
-  } while (0)
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-struct GraderRun {
-  int exit_code = -1;
-  json out;
-  std::string raw, err;
-};
-
-GraderRun run_grader(std::vector<std::string> args, bool no_gpu) {
-  static int counter = 0;
-  const fs::path dir = fs::temp_directory_path() / ("labs_test-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
-  fs::create_directories(dir);
-  grader::ChildOptions o;
-  o.argv = {GRADER_BIN, "--json", "--root", kRoot.string()};
-  o.argv.insert(o.argv.end(), args.begin(), args.end());
-  o.timeout_s = 900;
-  o.stdout_file = dir / "out";
-  o.stderr_file = dir / "err";
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e)
-    if (std::string(*e).rfind("GRADER_NO_GPU=", 0) != 0) env.emplace_back(*e);
-  if (no_gpu) env.emplace_back("GRADER_NO_GPU=1");
-  o.env = env;
-  const auto r = grader::run_child(o);
-  GraderRun g;
-  g.exit_code = r.exited ? r.exit_code : -1;
-  g.raw = read(o.stdout_file);
-  g.err = read(o.stderr_file);
-  try {
-    g.out = json::parse(g.raw);
-  } catch (...) {
-  }
-  fs::remove_all(dir);
-  return g;
-}
-
-// The reason GPU tests cannot run here, or "" when a device is visible.
-const std::string& no_gpu_reason() {
-  static const std::string reason = [] {
-    const GraderRun d = run_grader({"doctor"}, false);
-    if (d.out.is_object() && d.out.contains("gpu") && !d.out["gpu"].is_null()) return std::string();
-    if (d.out.is_object() && d.out.contains("no_gpu_reason")) return "no GPU: " + d.out["no_gpu_reason"].get<std::string>();
-    return "no GPU (grader doctor: " + d.raw + d.err + ")";
-  }();
-  return reason;
-}
-
-#define REQUIRE_GPU()                                      \
-  do {                                                     \
-    if (!no_gpu_reason().empty()) GTEST_SKIP() << no_gpu_reason(); \
   } while (0)
 
 using Expectation = grader::FixtureExpectation;
@@ -119,41 +68,7 @@ std::string mismatch(const GraderRun& g, const Expectation& e) {
   return grader::verdict_mismatch(g.out, g.exit_code, e);
 }
 
-std::vector<std::string> lab_folders() {
-  std::vector<std::string> labs;
-  const auto course = grader::Course::open(kRoot);
-  for (const auto& l : course.labs()) labs.push_back(l.folder);
-  return labs;
-}
-
-struct Fixture {
-  std::string lab, name;
-  fs::path file;
-};
-
-// So test names and failure messages show "lab/fixture", not bytes.
-void PrintTo(const Fixture& f, std::ostream* os) { *os << f.lab << "/" << f.name; }
-
-std::vector<Fixture> fixtures() {
-  std::vector<Fixture> all;
-  const fs::path dir = kRoot / "tests" / "fixtures";
-  if (!fs::exists(dir)) return all;
-  for (const auto& lab : lab_folders()) {
-    if (!fs::exists(dir / lab)) continue;
-    std::vector<fs::path> files;
-    for (const auto& f : fs::directory_iterator(dir / lab))
-      if (f.path().extension() == ".cu") files.push_back(f.path());
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) all.push_back({lab, f.stem().string(), f});
-  }
-  return all;
-}
-
-std::string test_name(const std::string& s) {
-  std::string n;
-  for (char c : s) n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return n;
-}
+std::vector<Fixture> fixtures() { return course_runs::fixtures_in(kRoot / "tests" / "fixtures"); }
 
 // ---- the course's shape (no compiler needed) ----
 
@@ -240,7 +155,7 @@ TEST_P(StaticFixture, StaticVerdict) {
 // A class copy ships no fixtures: then these suites have no instances, which is fine.
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(StaticFixture);
 INSTANTIATE_TEST_SUITE_P(Static, StaticFixture, ::testing::ValuesIn(fixtures()),
-                         [](const auto& info) { return test_name(info.param.lab.substr(0, 5) + "_" + info.param.name); });
+                         [](const auto& info) { return course_runs::fixture_test_name(info.param); });
 
 // ---- gpu ----
 
@@ -313,6 +228,6 @@ TEST_P(GpuFixture, Verdict) {
 
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GpuFixture);
 INSTANTIATE_TEST_SUITE_P(Gpu, GpuFixture, ::testing::ValuesIn(fixtures()),
-                         [](const auto& info) { return test_name(info.param.lab.substr(0, 5) + "_" + info.param.name); });
+                         [](const auto& info) { return course_runs::fixture_test_name(info.param); });
 
 }  // namespace

@@ -179,6 +179,10 @@ TEST_F(Published, Lab07CopyHasNoSolutionsBuildsAndGradesWithThePrebuiltReference
   EXPECT_FALSE(manifest["files"].contains("labs/" + kLab + "/kernel.cu"));
   EXPECT_EQ(manifest["files"]["labs/" + kLab + "/driver.cu"], grader::sha256_file(copy / "labs" / kLab / "driver.cu"));
   EXPECT_TRUE(manifest["files"].contains(".reference/" + kLab + "/runner"));
+  // The skeleton as handed out, for `grader reset`, protected like the runner.
+  const std::string skeleton_file = ".reference/" + kLab + "/skeleton/kernel.cu";
+  EXPECT_EQ(read(copy / skeleton_file), read(kRoot / "labs" / kLab / "kernel.cu"));
+  EXPECT_EQ(manifest["files"][skeleton_file], grader::sha256_file(copy / skeleton_file));
 
   g = run({GRADER_BIN, "--json", "--root", kRoot.string(), "publish", "--out", copy.string(), "--labs", "lab07"}, work);
   EXPECT_EQ(g.exit_code, 2) << g.raw << g.err;
@@ -228,6 +232,13 @@ TEST_F(Published, Lab07CopyHasNoSolutionsBuildsAndGradesWithThePrebuiltReference
   g = run({grader_bin, "--json", "verify"}, copy);
   EXPECT_EQ(g.exit_code, 1) << g.raw << g.err;
   EXPECT_EQ(g.out["modified"], json::array({"labs/" + kLab + "/driver.cu"})) << g.raw;
+
+  // ---- grader reset: the skeleton back from the copy's .reference/, never from git ----
+  g = run({grader_bin, "--json", "reset", "lab07", "--yes"}, copy);
+  EXPECT_EQ(g.exit_code, 0) << g.raw << g.err;
+  EXPECT_NE(g.out.value("skeleton_from", "").find(skeleton_file), std::string::npos) << g.raw;
+  EXPECT_EQ(read(copy / "labs" / kLab / "kernel.cu"), read(kRoot / "labs" / kLab / "kernel.cu"));
+  EXPECT_EQ(read(copy / g.out.value("backup", "none")), read(kRoot / "solutions" / kLab / "kernel.cu"));
 }
 
 }  // namespace

@@ -115,6 +115,7 @@ class Copy : public memlabs::Problem {
   }
 
   std::vector<memlabs::Output*> outputs() override { return {&dst_}; }
+  std::vector<memlabs::Input> inputs() const override { return {{"src", src_.data(), src_.bytes()}}; }
 
   // Every element read once and written once: exactly what cudaMemcpy moves.
   double bytes_moved() const override { return 2.0 * static_cast<double>(n_) * sizeof(float); }

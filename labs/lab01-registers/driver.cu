@@ -44,6 +44,7 @@ class MovingAverage : public memlabs::Problem {
   }
 
   std::vector<memlabs::Output*> outputs() override { return {&out_}; }
+  std::vector<memlabs::Input> inputs() const override { return {{"in", in_.data(), in_.bytes()}}; }
 
   // Each sample read once and each output written once; the window itself
   // should never leave the SM.

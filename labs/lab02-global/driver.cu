@@ -96,6 +96,10 @@ class VectorAdd : public memlabs::Problem {
   }
 
   std::vector<memlabs::Output*> outputs() override { return {&c_}; }
+  // Host arrays: the student's functions take them as const float*.
+  std::vector<memlabs::Input> inputs() const override {
+    return {{"a", a_.data(), a_.size() * sizeof(float)}, {"b", b_.data(), b_.size() * sizeof(float)}};
+  }
 
   // Read a and b once, write c once (the host copies are not device traffic).
   double bytes_moved() const override { return 3.0 * n_ * sizeof(float); }
@@ -217,6 +221,11 @@ class ScaleShift : public memlabs::Problem {
   }
 
   std::vector<memlabs::Output*> outputs() override { return {&out_}; }
+  std::vector<memlabs::Input> inputs() const override {
+    return {{"in", in_.data(), in_.bytes()},
+            {"row_scale", row_scale_.data(), row_scale_.bytes()},
+            {"col_shift", col_shift_.data(), col_shift_.bytes()}};
+  }
 
   // The matrix read once and written once, plus the two short vectors.
   double bytes_moved() const override {

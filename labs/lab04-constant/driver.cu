@@ -65,6 +65,7 @@ class Poly : public memlabs::Problem {
   }
 
   std::vector<memlabs::Output*> outputs() override { return {&y_}; }
+  std::vector<memlabs::Input> inputs() const override { return {{"x", x_.data(), x_.bytes()}}; }
 
   // x read once, y written once; the coefficients are 256 bytes.
   double bytes_moved() const override { return 2.0 * n_ * sizeof(float); }
@@ -139,6 +140,7 @@ class Ramps : public memlabs::Problem {
   }
 
   std::vector<memlabs::Output*> outputs() override { return {&y_}; }
+  std::vector<memlabs::Input> inputs() const override { return {{"x", x_.data(), x_.bytes()}}; }
 
   double bytes_moved() const override { return 2.0 * n_ * sizeof(float); }
   double flops() const override { return 4.0 * RAMPS * n_; }  // subtract, max, multiply, add

@@ -59,6 +59,9 @@ class Accumulate : public memlabs::Problem {
   }
 
   std::vector<memlabs::Output*> outputs() override { return {&out_}; }
+  std::vector<memlabs::Input> inputs() const override {
+    return {{"in", in_.data(), in_.bytes()}, {"w", w_.data(), w_.bytes()}};
+  }
 
   // `in` and `w` read once, `out` written once: the loop's repeated stores to
   // out[i] are exactly what a good kernel does not pay for.
@@ -162,6 +165,7 @@ class Resample : public memlabs::Problem {
   }
 
   std::vector<memlabs::Output*> outputs() override { return {&out_}; }
+  std::vector<memlabs::Input> inputs() const override { return {{"src.pixels", pixels_.data(), pixels_.bytes()}}; }
 
   double bytes_moved() const override {
     return sizeof(float) * (double(width_) * height_ + double(out_width_) * out_height_);

@@ -114,6 +114,9 @@ class Matmul : public memlabs::Problem {
   }
 
   std::vector<memlabs::Output*> outputs() override { return {&out_}; }
+  std::vector<memlabs::Input> inputs() const override {
+    return {{"A", a_.data(), a_.bytes()}, {"B", b_.data(), b_.bytes()}};
+  }
 
   // A and B read once, C written once.
   double bytes_moved() const override {

@@ -37,6 +37,7 @@ class Transpose : public memlabs::Problem {
   }
 
   std::vector<memlabs::Output*> outputs() override { return {&out_}; }
+  std::vector<memlabs::Input> inputs() const override { return {{"in", in_.data(), in_.bytes()}}; }
 
   // Every element read once and written once.
   double bytes_moved() const override { return 2.0 * rows_ * cols_ * sizeof(float); }

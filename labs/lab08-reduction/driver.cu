@@ -98,6 +98,9 @@ class Dot : public memlabs::Problem {
   }
 
   std::vector<memlabs::Output*> outputs() override { return {&result_}; }
+  std::vector<memlabs::Input> inputs() const override {
+    return {{"a", a_.data(), a_.bytes()}, {"b", b_.data(), b_.bytes()}};
+  }
 
   // Each element of both vectors read once; the 4-byte result is negligible.
   double bytes_moved() const override { return 2.0 * static_cast<double>(n_) * sizeof(float); }

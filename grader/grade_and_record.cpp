@@ -1,0 +1,41 @@
+#include "grade_and_record.hpp"
+
+#include <string>
+#include <vector>
+
+#include "app.hpp"
+#include "progress.hpp"
+
+namespace grader {
+namespace {
+
+void record_progress(ProgressStore& store, const GradeReport& r) {
+  auto& p = store.lab(r.lab_id);
+  p.steps_passed.clear();
+  for (const auto& s : r.steps)
+    if (s.status == "pass") p.steps_passed.insert(s.id);
+  for (const auto& s : r.steps)
+    for (const auto& c : s.checks)
+      if (c.status == "pass" && (c.kind == "speedup" || c.kind == "fraction_of_peak" || c.kind == "fraction_of_library")) {
+        const auto& iv = c.data[c.kind == "speedup" ? "speedup" : c.kind == "fraction_of_peak" ? "fraction" : "library_fraction"];
+        if (iv.is_object()) store.record_best(r.lab_id, c.kind + ":" + c.data.value("case", std::string()), iv.value("median", 0.0));
+      }
+  p.last_summary = r.exit_code == kExitPass ? "all steps pass"
+                   : r.current_step       ? "at step " + std::to_string(*r.current_step)
+                                          : "graded";
+  p.graded_at = utc_now_iso8601();
+  store.save();
+}
+
+}  // namespace
+
+GradeReport grade_and_record(Session& session, const LabInfo& lab, const Manifest& manifest, const GradeOptions& options) {
+  ProgressStore store(session.course.state_dir() / "progress.json");
+  std::vector<std::string> warnings = store.load();
+  GradeReport report = grade_lab(session, lab, manifest, options);
+  report.notes.insert(report.notes.begin(), warnings.begin(), warnings.end());
+  if (!options.submission) record_progress(store, report);
+  return report;
+}
+
+}  // namespace grader

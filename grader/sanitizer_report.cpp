@@ -1,0 +1,137 @@
+#include "sanitizer_report.hpp"
+
+#include <regex>
+#include <sstream>
+
+namespace grader {
+namespace {
+
+const std::string kPrefix = "========= ";
+
+bool starts_with(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
+
+std::string trim(std::string s) {
+  const auto b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return "";
+  const auto e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+// " ... in kernel.cu:23" (with -lineinfo) and the kernel's name from "at name(".
+void locate(const std::string& line, std::string& file_line, std::string& kernel) {
+  static const std::regex where(R"( in ([^ :]+\.(?:cu|cuh|h|hpp|cpp)):(\d+))");
+  static const std::regex name(R"(at ([A-Za-z_][A-Za-z0-9_:]*)(?:<[^(]*>)?\()");
+  std::smatch m;
+  if (file_line.empty() && std::regex_search(line, m, where))
+    file_line = std::filesystem::path(m[1].str()).filename().string() + ":" + m[2].str();
+  if (kernel.empty() && std::regex_search(line, m, name)) kernel = m[1];
+}
+
+std::string symptom_of(const std::string& tool, const std::string& headline) {
+  if (starts_with(headline, "Program hit")) return "api_error";
+  if (tool == "racecheck") return "race";
+  if (tool == "synccheck") return "divergent_barrier";
+  if (tool == "initcheck") return "uninitialized";
+  if (headline.find("Leaked") != std::string::npos) return "leak";
+  if (headline.find("Invalid") != std::string::npos || headline.find("out of bounds") != std::string::npos ||
+      headline.find("Misaligned") != std::string::npos)
+    return "out_of_bounds";
+  return "sanitizer";
+}
+
+// The sentence shown on the check's line.
+std::string headline_of(const std::string& tool, const SanitizerReport& r) {
+  const std::string where = r.location.empty() ? "" : " at " + r.location;
+  const std::string in = r.kernel.empty() ? "" : " in " + r.kernel;
+  if (tool == "racecheck" && !r.lines.empty()) {
+    // "Error: Race reported between Write access at K(...)+0x1 in f.cu:12" / "and Read access at ... in f.cu:15"
+    static const std::regex access(R"((Read|Write) access at .* in ([^ ]+:\d+))");
+    std::smatch a, b;
+    if (std::regex_search(r.lines[0], a, access) && r.lines.size() > 1 && std::regex_search(r.lines[1], b, access)) {
+      std::string first = a[1], second = b[1];
+      for (auto* s : {&first, &second}) (*s)[0] = static_cast<char>(std::tolower((*s)[0]));
+      const auto file = [](const std::string& p) {
+        const auto colon = p.rfind(':');
+        return std::filesystem::path(p.substr(0, colon)).filename().string() + p.substr(colon);
+      };
+      return std::string(r.warning ? "a possible race" : "a race") + " on shared memory between a " + first +
+             " at " + file(a[2]) + " and a " + second + " at " + file(b[2]) + in +
+             " (no __syncthreads() between them)";
+    }
+  }
+  std::string what = r.lines.empty() ? "a report" : r.lines[0];
+  if (!what.empty()) what[0] = static_cast<char>(std::tolower(what[0]));
+  return what + where + in;
+}
+
+}  // namespace
+
+const std::vector<std::string>& sanitizer_tools() {
+  static const std::vector<std::string> t = {"memcheck", "racecheck", "synccheck", "initcheck"};
+  return t;
+}
+
+std::vector<std::string> sanitizer_arguments(const std::filesystem::path& sanitizer, const std::string& tool,
+                                             const std::filesystem::path& log_file) {
+  std::vector<std::string> a = {sanitizer.string(), "--tool", tool, "--print-limit", "20", "--show-backtrace",
+                                "device", "--log-file", log_file.string()};
+  // A leak is a report too; memcheck looks for them only when asked.
+  if (tool == "memcheck") a.insert(a.begin() + 3, {"--leak-check", "full"});
+  return a;
+}
+
+SanitizerLog parse_sanitizer_log(const std::string& tool, const std::string& log) {
+  static const std::regex errors(R"(ERROR SUMMARY: (\d+) error)");
+  static const std::regex hazards(R"(RACECHECK SUMMARY: \d+ hazards? displayed \((\d+) errors?, (\d+) warnings?\))");
+  SanitizerLog out;
+  SanitizerReport* open = nullptr;
+  std::istringstream in(log);
+  for (std::string raw; std::getline(in, raw);) {
+    if (!starts_with(raw, kPrefix.substr(0, 9))) continue;  // the program's own output
+    const std::string body = raw.size() > kPrefix.size() ? raw.substr(kPrefix.size()) : "";
+    const std::string text = trim(body);
+    std::smatch m;
+    if (std::regex_search(text, m, errors)) {
+      // "ERROR SUMMARY: 2184 errors were not printed" follows the real summary.
+      if (!out.summary_seen) out.errors = std::stoll(m[1]);
+      out.summary_seen = true;
+      open = nullptr;
+      continue;
+    }
+    if (std::regex_search(text, m, hazards)) {
+      out.errors = std::stoll(m[1]) + std::stoll(m[2]);
+      out.summary_seen = true;
+      open = nullptr;
+      continue;
+    }
+    if (text.empty()) {
+      open = nullptr;
+      continue;
+    }
+    const bool continuation = !body.empty() && body[0] == ' ';
+    if (!continuation) {
+      if (text == "COMPUTE-SANITIZER" || text.find("SUMMARY") != std::string::npos ||
+          starts_with(text, "Target application returned"))
+        continue;
+      out.reports.push_back({});
+      open = &out.reports.back();
+      open->warning = starts_with(text, "Warning");
+      open->lines.push_back(text);
+      locate(text, open->location, open->kernel);
+      continue;
+    }
+    if (!open) continue;
+    // Host frames say where the runner launched the kernel: noise for a student.
+    if (starts_with(text, "Saved host backtrace") || starts_with(text, "Host Frame")) continue;
+    open->lines.push_back(text);
+    locate(text, open->location, open->kernel);
+  }
+  for (auto& r : out.reports) {
+    r.symptom = symptom_of(tool, r.lines.empty() ? "" : r.lines[0]);
+    r.headline = headline_of(tool, r);
+  }
+  if (!out.summary_seen) out.errors = static_cast<long long>(out.reports.size());
+  return out;
+}
+
+}  // namespace grader

@@ -1,0 +1,110 @@
+// compute-sanitizer logs recorded on the H100 (grader/testdata/h100-san-*.txt):
+// lab07 and lab08 without __syncthreads() under racecheck, lab07 writing past
+// its output under memcheck, and the references' clean logs.
+#include "sanitizer_report.hpp"
+
+#include <fstream>
+#include <gtest/gtest.h>
+#include <iterator>
+
+namespace grader {
+namespace {
+
+std::string testdata(const std::string& name) {
+  std::ifstream in(std::string(GRADER_TESTDATA_DIR) + "/" + name, std::ios::binary);
+  EXPECT_TRUE(in) << name;
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(SanitizerReport, MissingBarrierIsARaceBetweenTheStoreAndTheLoadLines) {
+  const auto log = parse_sanitizer_log("racecheck", testdata("h100-san-l07-nosync-racecheck.txt"));
+  EXPECT_TRUE(log.summary_seen);
+  EXPECT_EQ(log.errors, 4);
+  ASSERT_EQ(log.reports.size(), 4u);
+  const auto& r = log.reports[0];
+  EXPECT_EQ(r.symptom, "race");
+  EXPECT_EQ(r.kernel, "transpose_kernel");
+  EXPECT_EQ(r.location, "missing_syncthreads.cu:23");
+  EXPECT_EQ(r.headline,
+            "a race on shared memory between a read at missing_syncthreads.cu:23 and a write at "
+            "missing_syncthreads.cu:16 in transpose_kernel (no __syncthreads() between them)");
+  EXPECT_FALSE(r.warning);
+}
+
+TEST(SanitizerReport, RacecheckWarningsCountAsReports) {
+  const auto log = parse_sanitizer_log("racecheck", testdata("h100-san-l08-nosync-racecheck.txt"));
+  EXPECT_EQ(log.errors, 3);  // 2 errors and 1 warning
+  ASSERT_EQ(log.reports.size(), 3u);
+  EXPECT_TRUE(log.reports[2].warning);
+  EXPECT_EQ(log.reports[2].headline.rfind("a possible race", 0), 0u) << log.reports[2].headline;
+}
+
+TEST(SanitizerReport, OutOfBoundsWriteNamesTheLineAndDropsHostFrames) {
+  const auto log = parse_sanitizer_log("memcheck", testdata("h100-san-l07-wpo-memcheck.txt"));
+  EXPECT_EQ(log.errors, 2189);
+  ASSERT_GE(log.reports.size(), 2u);
+  const auto& r = log.reports[0];
+  EXPECT_EQ(r.symptom, "out_of_bounds");
+  EXPECT_EQ(r.location, "write_past_output.cu:24");
+  EXPECT_EQ(r.headline, "invalid __global__ write of size 4 bytes at write_past_output.cu:24 in transpose_kernel");
+  for (const auto& line : r.lines) EXPECT_EQ(line.find("Host Frame"), std::string::npos) << line;
+  EXPECT_NE(std::find(r.lines.begin(), r.lines.end(), "by thread (0,2,0) in block (24,24,0)"), r.lines.end());
+}
+
+TEST(SanitizerReport, CleanLogsHaveNoReports) {
+  for (const auto& [tool, file] : std::vector<std::pair<std::string, std::string>>{
+           {"memcheck", "h100-san-ref-lab07-bank-conflicts-memcheck.txt"},
+           {"initcheck", "h100-san-ref-lab07-bank-conflicts-initcheck.txt"},
+           {"racecheck", "h100-san-ref-lab06-shared-tiling-racecheck.txt"}}) {
+    const auto log = parse_sanitizer_log(tool, testdata(file));
+    EXPECT_TRUE(log.summary_seen) << file;
+    EXPECT_EQ(log.errors, 0) << file;
+    EXPECT_TRUE(log.reports.empty()) << file;
+  }
+}
+
+TEST(SanitizerReport, LeaksApiErrorsAndOtherToolsGetTheirSymptoms) {
+  const auto leak = parse_sanitizer_log("memcheck",
+                                        "========= COMPUTE-SANITIZER\n"
+                                        "========= Leaked 4096 bytes at 0x7f0000000000\n"
+                                        "=========     Saved host backtrace up to driver entry point at allocation time\n"
+                                        "=========         Host Frame: launch_transpose [0x1] in runner\n"
+                                        "========= \n"
+                                        "========= LEAK SUMMARY: 4096 bytes leaked in 1 allocations\n"
+                                        "========= ERROR SUMMARY: 1 error\n");
+  ASSERT_EQ(leak.reports.size(), 1u);
+  EXPECT_EQ(leak.reports[0].symptom, "leak");
+  EXPECT_EQ(leak.reports[0].lines.size(), 1u);
+  const auto api = parse_sanitizer_log("memcheck",
+                                       "========= Program hit cudaErrorInvalidValue (error 1) due to \"invalid "
+                                       "argument\" on CUDA API call to cudaMemcpy.\n========= ERROR SUMMARY: 1 error\n");
+  EXPECT_EQ(api.reports.at(0).symptom, "api_error");
+  const auto init = parse_sanitizer_log("initcheck",
+                                        "========= Uninitialized __global__ memory read of size 4 bytes\n"
+                                        "=========     at k(float *)+0x80 in /home/s/labs/lab07/kernel.cu:12\n"
+                                        "========= ERROR SUMMARY: 1 error\n");
+  EXPECT_EQ(init.reports.at(0).symptom, "uninitialized");
+  EXPECT_EQ(init.reports.at(0).location, "kernel.cu:12");
+  EXPECT_EQ(init.reports.at(0).kernel, "k");
+  EXPECT_EQ(parse_sanitizer_log("synccheck", "========= Barrier error detected. Divergent thread(s) in block\n")
+                .reports.at(0)
+                .symptom,
+            "divergent_barrier");
+}
+
+TEST(SanitizerReport, AProgramThatStoppedEarlyHasNoSummary) {
+  const auto log = parse_sanitizer_log("memcheck", "hello from the program\n========= COMPUTE-SANITIZER\n");
+  EXPECT_FALSE(log.summary_seen);
+  EXPECT_TRUE(log.reports.empty());
+}
+
+TEST(SanitizerReport, MemcheckAsksForLeaks) {
+  const auto a = sanitizer_arguments("/cs", "memcheck", "/tmp/l");
+  EXPECT_NE(std::find(a.begin(), a.end(), "--leak-check"), a.end());
+  const auto r = sanitizer_arguments("/cs", "racecheck", "/tmp/l");
+  EXPECT_EQ(std::find(r.begin(), r.end(), "--leak-check"), r.end());
+  EXPECT_EQ(r[2], "racecheck");
+}
+
+}  // namespace
+}  // namespace grader
