@@ -1,7 +1,6 @@
 // fault: the launcher makes blocks of 8 * THREADS = 2048 threads, twice the 1024 a block may have: the launch itself fails
 // expect: step 1 fails: correct (cuda_error)
-// message: invalid launch configuration in your kernel (case 1x1)
-// message: too many threads per block (max 1024)
+// message: your program hit cudaErrorInvalidValue (invalid argument) in your kernel (case 1x1)
 // lab01: registers and local memory. This is the file you edit.
 #include "lab.cuh"
 

@@ -1,7 +1,7 @@
-// fault: the launcher sleeps 2 ms before launching (left from chasing a timing problem): right, but every timed launch now takes over 2 ms
-// expect: step 2 fails: speedup
-// message: speedup over the baseline at 33554432
-// message: needs ≥ 50.00×
+// fault: the launcher sleeps 2 ms before launching (left from chasing a timing problem). The timing
+// fault: measures GPU time between events queued behind the round's earlier launches, so the sleep
+// fault: overlaps GPU work already in the queue: it neither helps nor hurts, and the grade is the kernel's
+// expect: all pass
 // lab08: reduction in shared memory and warps. This is the file you edit.
 #include <unistd.h>
 

@@ -1,0 +1,68 @@
+// fault: the tree skips __syncthreads() in its last five rounds, where only warp 0 adds, trusting the warp's lanes to run in lockstep: the output usually comes out right, and racecheck still sees one lane read a partial sum another lane writes
+// expect: step 1 fails: sanitizer (race)
+// message: race on shared memory between a
+// message: in dot_tree_kernel (no __syncthreads() between them)
+// lab08: reduction in shared memory and warps. This is the file you edit.
+#include "lab.cuh"
+
+// Steps 1 and 2: one product per thread. The block adds its BLOCK_SIZE products
+// in shared memory, so *result sees one atomicAdd per block, not one per element.
+__global__ void dot_tree_kernel(float* result, const float* a, const float* b, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  __shared__ float partial[BLOCK_SIZE];
+  // Threads past the end add 0 but stay: every thread must reach every __syncthreads().
+  partial[threadIdx.x] = i < n ? a[i] * b[i] : 0.0f;
+  __syncthreads();
+  // Each round adds the upper half onto the lower half: log2(BLOCK_SIZE) rounds.
+  volatile float* p = partial;
+  for (int half = BLOCK_SIZE / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) p[threadIdx.x] += p[threadIdx.x + half];
+    // From half = 32 on, only warp 0 adds, and "a warp runs in lockstep", so the
+    // barrier is skipped (an idiom from before Volta: a warp's lanes need not run in step).
+    if (half > 32) __syncthreads();
+  }
+  if (threadIdx.x == 0) atomicAdd(result, partial[0]);
+}
+
+// The sum of `v` over the 32 lanes of the calling warp, complete in lane 0.
+__device__ float warp_sum(float v) {
+  // Each lane adds the value `offset` lanes above it, read straight from that lane's register.
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+// Step 3: only as many threads as the GPU holds at once, each walking the vectors
+// in float4 steps. Shuffles add within a warp; shared memory carries one value
+// per warp across the block.
+__global__ void dot_shuffle_kernel(float* result, const float* a, const float* b, int n) {
+  float sum = 0.0f;
+  const int first = blockIdx.x * blockDim.x + threadIdx.x;
+  const int stride = gridDim.x * blockDim.x;
+  // 16 bytes per load: a quarter of the load instructions for the same bytes.
+  const float4* a4 = reinterpret_cast<const float4*>(a);
+  const float4* b4 = reinterpret_cast<const float4*>(b);
+  for (int i = first; i < n / 4; i += stride) {
+    const float4 x = a4[i], y = b4[i];
+    sum += x.x * y.x + x.y * y.y + x.z * y.z + x.w * y.w;
+  }
+  // The last n % 4 elements do not fill a float4: at most three, one thread each.
+  for (int i = 4 * (n / 4) + first; i < n; i += stride) sum += a[i] * b[i];
+
+  // Registers to registers within a warp: no shared memory and no barrier.
+  sum = warp_sum(sum);
+  // Only one value per warp has to cross to another warp.
+  __shared__ float warp_totals[BLOCK_SIZE / 32];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if (lane == 0) warp_totals[warp] = sum;
+  __syncthreads();
+  if (warp == 0) {
+    sum = warp_sum(lane < BLOCK_SIZE / 32 ? warp_totals[lane] : 0.0f);
+    if (lane == 0) atomicAdd(result, sum);
+  }
+}
+
+void launch_dot(float* result, const float* a, const float* b, int n, cudaStream_t stream) {
+  // Still the step-1 tree: one product per thread, one atomicAdd per block.
+  const int blocks = (n + BLOCK_SIZE - 1) / BLOCK_SIZE;
+  dot_tree_kernel<<<blocks, BLOCK_SIZE, 0, stream>>>(result, a, b, n);
+}
