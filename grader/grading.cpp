@@ -64,37 +64,6 @@ CheckResult failed(const Check& c, const std::string& summary, const std::string
   return r;
 }
 
-// When several checks of a step fail, the symptom closest to the cause
-// chooses the hint: a race explains a mismatch, not the other way round.
-const std::vector<std::string>& symptom_priority() {
-  static const std::vector<std::string> p = {
-      "race",        "out_of_bounds",  "uninitialized", "divergent_barrier", "nondeterministic", "modified_input",
-      "leak",        "api_error",      "canary",        "unwritten",         "edge_mismatch",    "bank_conflicts",
-      "uncoalesced", "local_memory",   "implausibly_fast"};
-  return p;
-}
-
-// The hint that matches what was measured beats the generic next hint: the
-// step's own symptom_hints first, then the lab's.
-std::string symptom_hint(const Manifest& m, const Step& step, const std::vector<CheckResult>& checks) {
-  const auto lookup = [&](const std::string& symptom) -> std::string {
-    if (symptom.empty()) return "";
-    if (auto h = step.symptom_hints.find(symptom); h != step.symptom_hints.end()) return h->second;
-    if (auto h = m.symptom_hints.find(symptom); h != m.symptom_hints.end()) return h->second;
-    return "";
-  };
-  std::vector<std::string> seen;
-  for (const auto& c : checks)
-    if (c.status == "fail") seen.push_back(c.symptom);
-  const auto& order = symptom_priority();
-  std::stable_sort(seen.begin(), seen.end(), [&](const std::string& a, const std::string& b) {
-    return std::find(order.begin(), order.end(), a) < std::find(order.begin(), order.end(), b);
-  });
-  for (const auto& symptom : seen)
-    if (auto h = lookup(symptom); !h.empty()) return h;
-  return "";
-}
-
 // One grade of one lab. Work that several checks share (the correctness runs,
 // a timing session per case) is done once, when the first check needs it.
 class LabGrader {
@@ -810,6 +779,37 @@ GradeReport LabGrader::run() {
 }
 
 }  // namespace
+
+// When several checks of a step fail, the symptom closest to the cause
+// chooses the hint: a race explains a mismatch, not the other way round.
+const std::vector<std::string>& symptom_priority() {
+  static const std::vector<std::string> p = {
+      "race",        "out_of_bounds",  "uninitialized", "divergent_barrier", "nondeterministic", "modified_input",
+      "leak",        "api_error",      "canary",        "unwritten",         "edge_mismatch",    "bank_conflicts",
+      "uncoalesced", "local_memory",   "implausibly_fast"};
+  return p;
+}
+
+// The hint that matches what was measured beats the generic next hint: the
+// step's own symptom_hints first, then the lab's.
+std::string symptom_hint(const Manifest& m, const Step& step, const std::vector<CheckResult>& checks) {
+  const auto lookup = [&](const std::string& symptom) -> std::string {
+    if (symptom.empty()) return "";
+    if (auto h = step.symptom_hints.find(symptom); h != step.symptom_hints.end()) return h->second;
+    if (auto h = m.symptom_hints.find(symptom); h != m.symptom_hints.end()) return h->second;
+    return "";
+  };
+  std::vector<std::string> seen;
+  for (const auto& c : checks)
+    if (c.status == "fail") seen.push_back(c.symptom);
+  const auto& order = symptom_priority();
+  std::stable_sort(seen.begin(), seen.end(), [&](const std::string& a, const std::string& b) {
+    return std::find(order.begin(), order.end(), a) < std::find(order.begin(), order.end(), b);
+  });
+  for (const auto& symptom : seen)
+    if (auto h = lookup(symptom); !h.empty()) return h;
+  return "";
+}
 
 GradeReport grade_lab(Session& session, const LabInfo& lab, const Manifest& manifest, const GradeOptions& options) {
   if (!options.sanitize) return LabGrader(session, lab, manifest, options).run();

@@ -1,0 +1,85 @@
+// The parts of grading that need no GPU: which hint a failing step shows, and
+// what grade --sanitize adds to a manifest.
+#include "grading.hpp"
+
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+namespace grader {
+namespace {
+
+using nlohmann::json;
+
+Manifest manifest() {
+  return parse_manifest(json::parse(R"({
+    "format_version": 1, "id": "lab07", "title": "t",
+    "symptom_hints": { "race": "lab: add a barrier", "edge_mismatch": "lab: guard the edges",
+                       "implausibly_fast": "lab: does it do all the work?" },
+    "steps": [
+      { "id": 1, "title": "tile", "checks": [ { "kind": "correct", "cases": ["1x1", "64x64"] },
+                                               { "kind": "sanitizer", "cases": ["1x1"] } ],
+        "symptom_hints": { "mismatch": "step: check the formula", "race": "step: barrier between load and store" } },
+      { "id": 2, "title": "fast", "checks": [ { "kind": "speedup", "case": "64x64", "min": 2 } ] },
+      { "id": 3, "title": "fused", "checks": [ { "kind": "ptx", "kernel": "k", "must_contain": ["ld.shared"] },
+                                                { "kind": "correct", "cases": ["64x64"] } ] }
+    ] })"),
+                        "lab.json");
+}
+
+CheckResult failing(const std::string& kind, const std::string& symptom) {
+  CheckResult c;
+  c.kind = kind;
+  c.status = "fail";
+  c.symptom = symptom;
+  return c;
+}
+
+TEST(SymptomHint, TheCauseWinsOverWhatItCaused) {
+  const Manifest m = manifest();
+  // The output was wrong and racecheck saw a race: the race explains the mismatch.
+  EXPECT_EQ(symptom_hint(m, m.steps[0], {failing("correct", "mismatch"), failing("sanitizer", "race")}),
+            "step: barrier between load and store");
+  EXPECT_EQ(symptom_hint(m, m.steps[0], {failing("correct", "mismatch")}), "step: check the formula");
+}
+
+TEST(SymptomHint, TheLabsHintServesAStepWithoutItsOwn) {
+  const Manifest m = manifest();
+  EXPECT_EQ(symptom_hint(m, m.steps[1], {failing("speedup", "implausibly_fast")}), "lab: does it do all the work?");
+  EXPECT_EQ(symptom_hint(m, m.steps[2], {failing("correct", "edge_mismatch")}), "lab: guard the edges");
+}
+
+TEST(SymptomHint, NoHintForPassingChecksOrUnknownSymptoms) {
+  const Manifest m = manifest();
+  CheckResult passed = failing("sanitizer", "race");
+  passed.status = "pass";
+  EXPECT_EQ(symptom_hint(m, m.steps[0], {passed}), "");
+  EXPECT_EQ(symptom_hint(m, m.steps[1], {failing("speedup", "noisy")}), "");
+  EXPECT_EQ(symptom_hint(m, m.steps[1], {failing("speedup", "")}), "");
+}
+
+TEST(SymptomHint, PriorityPutsRacesFirstAndSpeedLast) {
+  const auto& p = symptom_priority();
+  const auto at = [&](const std::string& s) { return std::find(p.begin(), p.end(), s) - p.begin(); };
+  EXPECT_LT(at("race"), at("nondeterministic"));
+  EXPECT_LT(at("nondeterministic"), at("edge_mismatch"));
+  EXPECT_LT(at("edge_mismatch"), at("bank_conflicts"));
+  EXPECT_LT(at("bank_conflicts"), at("implausibly_fast"));
+}
+
+TEST(Sanitize, AddsACheckAfterEachCorrectnessCheckThatHasNone) {
+  const Manifest m = with_sanitizer_checks(manifest());
+  // Step 1 had one: unchanged.
+  ASSERT_EQ(m.steps[0].checks.size(), 2u);
+  // Step 2 checks no correctness: nothing to sanitize.
+  ASSERT_EQ(m.steps[1].checks.size(), 1u);
+  // Step 3 gets one right after its correct check, on the same cases, with every tool.
+  ASSERT_EQ(m.steps[2].checks.size(), 3u);
+  const Check& s = m.steps[2].checks[2];
+  EXPECT_EQ(s.kind, "sanitizer");
+  EXPECT_EQ(s.cases, std::vector<std::string>{"64x64"});
+  EXPECT_EQ(s.tools, (std::vector<std::string>{"memcheck", "racecheck", "synccheck", "initcheck"}));
+}
+
+}  // namespace
+}  // namespace grader
