@@ -1,5 +1,7 @@
 // RAII device memory. Move-only: a buffer has exactly one owner, so it is
-// freed exactly once even when a CudaError unwinds the stack.
+// freed exactly once even when a CudaError unwinds the stack. The memory comes
+// from shared_memory.cuh, so the same buffer is plain cudaMalloc in a
+// standalone run, exported by the referee, and mapped by the submission's process.
 #pragma once
 
 #include <cstddef>
@@ -7,6 +9,7 @@
 #include <vector>
 
 #include "cuda_check.cuh"
+#include "shared_memory.cuh"
 
 namespace memlabs {
 
@@ -15,10 +18,10 @@ class DeviceBuffer {
  public:
   DeviceBuffer() = default;
   explicit DeviceBuffer(std::size_t count) : count_(count) {
-    if (count_ > 0) CUDA_CHECK(cudaMalloc(&data_, count_ * sizeof(T)));
+    if (count_ > 0) data_ = static_cast<T*>(device_allocate(count_ * sizeof(T)));
   }
   ~DeviceBuffer() {
-    if (data_) cudaFree(data_);  // never throws from a destructor
+    device_release(data_);  // never throws from a destructor
   }
   DeviceBuffer(DeviceBuffer&& other) noexcept { swap(other); }
   DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {

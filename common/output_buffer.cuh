@@ -68,6 +68,10 @@ class Output {
   Tolerance tolerance() const { return tolerance_; }
   std::size_t bytes() const { return count_ * dtype_size(type_); }
   void* raw_data() { return storage_.data() + guard_words_ * dtype_size(type_); }
+  const void* raw_data() const { return storage_.data() + guard_words_ * dtype_size(type_); }
+  // The whole allocation: guard, data, guard (device_checks.cuh scans it on the GPU).
+  const unsigned char* storage() const { return storage_.data(); }
+  std::size_t guard_words() const { return guard_words_; }
 
   void poison(cudaStream_t stream = nullptr) {
     fill(storage_.data(), guard_words_, /*canary=*/true, stream);

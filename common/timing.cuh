@@ -1,46 +1,36 @@
-// The timing protocol (design.md): warm up, flush L2 before every timed
-// launch, interleave baseline (A), candidate (B), a memcpy moving the same
-// bytes (C) and the library version if the lab has one (L) as A B C L L C B A
-// in one process, turn each round into ratios, and
-// stop when the median's interval is within ±2 % or the time cap is reached,
-// sampling longer while a threshold still falls inside the interval.
+// The timing protocol, run by the referee (referee.cuh). Every time is taken
+// in the referee, from sending a request to its reply, the same way for the
+// baseline (A) and the library (L), a plain copy of the same bytes (C) and an
+// empty request (N) in the trusted server, and for the candidate (B) in the
+// submission's program. Each request launches a batch on distinct buffer sets,
+// so the request's own cost is small next to it, and N measures that cost so
+// it can be taken off: a per-launch time is (slot - N) / launches.
+//
+// A round is two halves on fresh inputs, A B C L N then N L C B A, so drift
+// cancels in the per-round ratios. Before each half the referee writes new
+// random inputs for every set; the submission's program is paused (SIGSTOP)
+// from then until its request, and again from its reply on, so it can neither
+// see the inputs early nor touch anything outside its own request. L2 is
+// flushed before every slot. After every candidate batch the referee checks
+// every candidate output for poison and canaries, the inputs for changes, and
+// the values of a random sample of sets (chosen after the batch ran) against
+// the baseline's on the same inputs: a kernel that is right once and cheap
+// later, or remembers earlier results, fails there.
+//
+// The rounds go on until each ratio's interval is within ±2 % or the time cap,
+// longer while a threshold lies inside an interval. The baseline is also timed
+// alone, before the submission's program starts and after it is gone: if it
+// ran slower while the submission's program merely existed, something of its
+// kept the GPU busy, and the times are not used.
 #pragma once
 
-#include <string>
-#include <utility>
-#include <vector>
+#include <nlohmann/json.hpp>
 
-#include "lab_api.cuh"
-#include "stats.hpp"
+#include "referee.cuh"
 
 namespace memlabs {
 
-struct TimingOptions {
-  double warmup_ms = 100;   // of GPU time, before anything is recorded
-  std::size_t min_rounds = 10;
-  double target_relative_half_width = 0.02;
-  double cap_s = 3.0;       // wall time for the main phase; the undecided phase may use as much again
-  // Thresholds the caller will judge ("speedup", "fraction" or "library"): sampling goes
-  // on while one of them still lies inside its interval.
-  std::vector<std::pair<std::string, double>> decide;
-};
-
-struct TimingReport {
-  std::size_t rounds = 0;
-  double warmup_ms = 0, wall_s = 0;
-  bool converged = false;         // every tracked interval within the target
-  bool extended = false;          // sampled past the cap because a threshold was undecided
-  bool memcpy_available = false;  // scratch for the memcpy-equivalent fitted in memory
-  std::string library;            // the library timed alongside, or empty
-  double copy_bytes = 0;          // bytes the memcpy copies (it moves twice that)
-  // Per round:
-  std::vector<double> baseline_ms, candidate_ms, memcpy_ms, library_ms;  // mean of the round's two launches
-  std::vector<double> speedup;   // baseline time / candidate time
-  std::vector<double> fraction;  // memcpy time / candidate time: candidate's share of copy bandwidth
-  std::vector<double> aa;        // first baseline / second baseline: the noise floor (ideally 1)
-  std::vector<double> library_fraction;  // library time / candidate time: candidate's share of the library's speed
-};
-
-TimingReport time_interleaved(Problem& problem, const TimingOptions& options, cudaStream_t stream);
+// Fills result["timing"] (and result["status"], result["failure"]) for a.cases[0].
+void time_mode(const LabDefinition& lab, const RefereeArgs& a, nlohmann::json& result);
 
 }  // namespace memlabs

@@ -12,10 +12,8 @@ namespace {
 
 // One reported value against the runtime's own answer, with the unit slips
 // students make most often named in the detail.
-template <class Got>
-memlabs::Fact compare_fact(const char* name, const char* attribute_name, long long want, Got got_value,
+memlabs::Fact compare_fact(const char* name, const char* attribute_name, long long want, long long got,
                            const char* unit) {
-  const long long got = static_cast<long long>(got_value);
   memlabs::Fact f;
   f.name = name;
   f.ok = got == want;
@@ -28,56 +26,87 @@ memlabs::Fact compare_fact(const char* name, const char* attribute_name, long lo
   return f;
 }
 
+// The student's answers travel as facts whose detail is the number reported;
+// the referee compares each with its own runtime's answer (judge), so the
+// verdict never rests on a comparison made in the student's process.
 class Properties : public memlabs::Problem {
  public:
+  void fill(std::uint64_t, std::uint64_t) override {}
+
   void run(memlabs::Variant v, cudaStream_t) override {
     if (v != memlabs::Variant::candidate) return;
     CUDA_CHECK(cudaGetDevice(&device_));
     reported_ = DeviceFacts{};
-    query_device_facts(device_, &reported_);
+    CANDIDATE_ONLY(query_device_facts(device_, &reported_));
   }
 
   std::vector<memlabs::Output*> outputs() override { return {}; }
   double bytes_moved() const override { return 0; }
   std::vector<std::vector<double>> oracle() const override { return {}; }
 
-  // Each field against cudaDeviceGetAttribute, the runtime's answer for this device.
   std::vector<memlabs::Fact> facts() override {
-    const auto attr = [this](cudaDeviceAttr a) {
+    const DeviceFacts& r = reported_;
+    const auto as_fact = [](const char* name, long long value) { return memlabs::Fact{name, false, std::to_string(value)}; };
+    return {as_fact("sm_count", r.sm_count),
+            as_fact("warp_size", r.warp_size),
+            as_fact("l2_bytes", r.l2_bytes),
+            as_fact("shared_per_block", static_cast<long long>(r.shared_per_block)),
+            as_fact("shared_per_sm", static_cast<long long>(r.shared_per_sm)),
+            as_fact("registers_per_sm", r.registers_per_sm),
+            as_fact("max_threads_per_sm", r.max_threads_per_sm),
+            as_fact("memory_bus_bits", r.memory_bus_bits),
+            as_fact("constant_bytes", static_cast<long long>(r.constant_bytes)),
+            as_fact("managed_memory", r.managed_memory ? 1 : 0)};
+  }
+
+  // Each reported number against cudaDeviceGetAttribute, asked here in the referee.
+  std::vector<memlabs::Fact> judge(std::vector<memlabs::Fact> reported) override {
+    int device = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    const auto attr = [device](cudaDeviceAttr a) {
       int value = 0;
-      CUDA_CHECK(cudaDeviceGetAttribute(&value, a, device_));
+      CUDA_CHECK(cudaDeviceGetAttribute(&value, a, device));
       return static_cast<long long>(value);
     };
-    const DeviceFacts& r = reported_;
+    const auto got = [&](const char* name) -> long long {
+      for (const auto& f : reported)
+        if (f.name == name) {
+          try {
+            return std::stoll(f.detail);
+          } catch (const std::exception&) {
+            return 0;
+          }
+        }
+      return 0;
+    };
     std::vector<memlabs::Fact> f = {
         compare_fact("sm_count", "cudaDevAttrMultiProcessorCount", attr(cudaDevAttrMultiProcessorCount),
-                     r.sm_count, ""),
-        compare_fact("warp_size", "cudaDevAttrWarpSize", attr(cudaDevAttrWarpSize), r.warp_size, ""),
-        compare_fact("l2_bytes", "cudaDevAttrL2CacheSize", attr(cudaDevAttrL2CacheSize), r.l2_bytes,
-                     " bytes"),
+                     got("sm_count"), ""),
+        compare_fact("warp_size", "cudaDevAttrWarpSize", attr(cudaDevAttrWarpSize), got("warp_size"), ""),
+        compare_fact("l2_bytes", "cudaDevAttrL2CacheSize", attr(cudaDevAttrL2CacheSize), got("l2_bytes"), " bytes"),
         compare_fact("shared_per_block", "cudaDevAttrMaxSharedMemoryPerBlock",
-                     attr(cudaDevAttrMaxSharedMemoryPerBlock), r.shared_per_block, " bytes"),
+                     attr(cudaDevAttrMaxSharedMemoryPerBlock), got("shared_per_block"), " bytes"),
         compare_fact("shared_per_sm", "cudaDevAttrMaxSharedMemoryPerMultiprocessor",
-                     attr(cudaDevAttrMaxSharedMemoryPerMultiprocessor), r.shared_per_sm, " bytes"),
+                     attr(cudaDevAttrMaxSharedMemoryPerMultiprocessor), got("shared_per_sm"), " bytes"),
         compare_fact("registers_per_sm", "cudaDevAttrMaxRegistersPerMultiprocessor",
-                     attr(cudaDevAttrMaxRegistersPerMultiprocessor), r.registers_per_sm, ""),
+                     attr(cudaDevAttrMaxRegistersPerMultiprocessor), got("registers_per_sm"), ""),
         compare_fact("max_threads_per_sm", "cudaDevAttrMaxThreadsPerMultiProcessor",
-                     attr(cudaDevAttrMaxThreadsPerMultiProcessor), r.max_threads_per_sm, ""),
+                     attr(cudaDevAttrMaxThreadsPerMultiProcessor), got("max_threads_per_sm"), ""),
         compare_fact("memory_bus_bits", "cudaDevAttrGlobalMemoryBusWidth", attr(cudaDevAttrGlobalMemoryBusWidth),
-                     r.memory_bus_bits, " bits"),
+                     got("memory_bus_bits"), " bits"),
         compare_fact("constant_bytes", "cudaDevAttrTotalConstantMemory", attr(cudaDevAttrTotalConstantMemory),
-                     r.constant_bytes, " bytes"),
+                     got("constant_bytes"), " bytes"),
         compare_fact("managed_memory", "cudaDevAttrManagedMemory", attr(cudaDevAttrManagedMemory),
-                     r.managed_memory ? 1 : 0, ""),
+                     got("managed_memory") ? 1 : 0, ""),
     };
     // The three shared-memory limits are easy to mix up.
     const auto per_block = attr(cudaDevAttrMaxSharedMemoryPerBlock);
     const auto optin = attr(cudaDevAttrMaxSharedMemoryPerBlockOptin);
     memlabs::Fact& block = f[3];
     memlabs::Fact& sm = f[4];
-    if (!block.ok && static_cast<long long>(r.shared_per_block) == optin)
+    if (!block.ok && got("shared_per_block") == optin)
       block.detail += ": that is the opt-in maximum (cudaDevAttrMaxSharedMemoryPerBlockOptin), not the default";
-    if (!sm.ok && static_cast<long long>(r.shared_per_sm) == per_block)
+    if (!sm.ok && got("shared_per_sm") == per_block)
       sm.detail += ": that is the limit for one block, not the whole SM";
     return f;
   }
@@ -98,15 +127,17 @@ __global__ void copy_one_per_thread(float* __restrict__ dst, const float* __rest
 
 class Copy : public memlabs::Problem {
  public:
-  Copy(size_t n, std::uint64_t seed)
-      : n_(n), seed_(seed), src_(n), dst_("dst", n, {static_cast<std::int64_t>(n)}, memlabs::Tolerance{0, 0}) {
-    memlabs::fill_uniform(src_.data(), n, seed, -1.0f, 1.0f);
-    CUDA_CHECK(cudaDeviceSynchronize());
+  explicit Copy(size_t n)
+      : n_(n), src_(n), dst_("dst", n, {static_cast<std::int64_t>(n)}, memlabs::Tolerance{0, 0}) {}
+
+  void fill(std::uint64_t seed, std::uint64_t) override {
+    seed_ = seed;
+    memlabs::fill_uniform(src_.data(), n_, seed, -1.0f, 1.0f);
   }
 
   void run(memlabs::Variant v, cudaStream_t s) override {
     if (v == memlabs::Variant::candidate) {
-      launch_copy(dst_.data(), src_.data(), n_, s);
+      CANDIDATE_ONLY(launch_copy(dst_.data(), src_.data(), n_, s));
     } else {
       constexpr unsigned kThreads = 256;
       const unsigned blocks = static_cast<unsigned>((n_ + kThreads - 1) / kThreads);
@@ -127,7 +158,7 @@ class Copy : public memlabs::Problem {
 
  private:
   size_t n_;
-  std::uint64_t seed_;
+  std::uint64_t seed_ = 0;
   memlabs::DeviceBuffer<float> src_;
   memlabs::OutputBuffer<float> dst_;
 };
@@ -142,9 +173,9 @@ size_t parse_length(const std::string& name) {
   return static_cast<size_t>(n);
 }
 
-std::unique_ptr<memlabs::Problem> make(const std::string& name, std::uint64_t seed) {
+std::unique_ptr<memlabs::Problem> make(const std::string& name) {
   if (name == "properties") return std::make_unique<Properties>();
-  return std::make_unique<Copy>(parse_length(name), seed);
+  return std::make_unique<Copy>(parse_length(name));
 }
 
 }  // namespace

@@ -25,18 +25,20 @@ __global__ void moving_average_ring(float* out, const float* in, int series, int
 
 class MovingAverage : public memlabs::Problem {
  public:
-  MovingAverage(int steps, int series, std::uint64_t seed)
-      : steps_(steps), series_(series), seed_(seed), in_(size_t(steps) * series),
+  MovingAverage(int steps, int series)
+      : steps_(steps), series_(series), in_(size_t(steps) * series),
         // 32 fused multiply-adds of terms below 1 in magnitude: a summation order
         // other than the reference's moves the result by well under 1e-5.
-        out_("out", size_t(steps) * series, {steps, series}, memlabs::Tolerance{1e-5, 1e-5}) {
+        out_("out", size_t(steps) * series, {steps, series}, memlabs::Tolerance{1e-5, 1e-5}) {}
+
+  void fill(std::uint64_t seed, std::uint64_t) override {
+    seed_ = seed;
     memlabs::fill_uniform(in_.data(), in_.size(), seed, -1.0f, 1.0f);
-    CUDA_CHECK(cudaDeviceSynchronize());
   }
 
   void run(memlabs::Variant v, cudaStream_t s) override {
     if (v == memlabs::Variant::candidate) {
-      launch_moving_average(out_.data(), in_.data(), series_, steps_, s);
+      CANDIDATE_ONLY(launch_moving_average(out_.data(), in_.data(), series_, steps_, s));
     } else {
       const int blocks = (series_ + THREADS - 1) / THREADS;
       moving_average_ring<<<blocks, THREADS, 0, s>>>(out_.data(), in_.data(), series_, steps_);
@@ -65,17 +67,17 @@ class MovingAverage : public memlabs::Problem {
 
  private:
   int steps_, series_;
-  std::uint64_t seed_;
+  std::uint64_t seed_ = 0;
   memlabs::DeviceBuffer<float> in_;
   memlabs::OutputBuffer<float> out_;
 };
 
 // "STEPSxSERIES": the shape of the row-major in and out arrays.
-std::unique_ptr<memlabs::Problem> make(const std::string& name, std::uint64_t seed) {
+std::unique_ptr<memlabs::Problem> make(const std::string& name) {
   int steps = 0, series = 0;
   if (std::sscanf(name.c_str(), "%dx%d", &steps, &series) != 2 || steps < 1 || series < 1)
     throw std::invalid_argument("case name is not STEPSxSERIES: " + name);
-  return std::make_unique<MovingAverage>(steps, series, seed);
+  return std::make_unique<MovingAverage>(steps, series);
 }
 
 }  // namespace

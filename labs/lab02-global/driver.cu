@@ -61,13 +61,17 @@ class VectorAdd : public memlabs::Problem {
  public:
   enum class Path { dynamic, fixed };
 
-  VectorAdd(Path path, int n, std::uint64_t seed)
-      : path_(path), n_(n),
-        a_(memlabs::uniform_host(n, input_seed(seed, 1), -1.0f, 1.0f)),
-        b_(memlabs::uniform_host(n, input_seed(seed, 2), -1.0f, 1.0f)),
-        staging_(kGuardWords + static_cast<std::size_t>(n) + kTailWords),
+  VectorAdd(Path path, int n)
+      : path_(path), n_(n), staging_(kGuardWords + static_cast<std::size_t>(n) + kTailWords),
         // a + b of two such inputs is exact in float, so everyone agrees bit for bit.
         c_("c", n, {n}, memlabs::Tolerance{0, 0}) {}
+
+  // The inputs are host arrays: every process makes them from the seed.
+  void fill(std::uint64_t, std::uint64_t host_seed) override { host_inputs(host_seed); }
+  void host_inputs(std::uint64_t seed) override {
+    a_ = memlabs::uniform_host(n_, input_seed(seed, 1), -1.0f, 1.0f);
+    b_ = memlabs::uniform_host(n_, input_seed(seed, 2), -1.0f, 1.0f);
+  }
 
   void run(memlabs::Variant v, cudaStream_t s) override {
     if (v == memlabs::Variant::baseline) {
@@ -117,7 +121,7 @@ class VectorAdd : public memlabs::Problem {
   // Room for a whole __device__ array copied back into a short c.
   static constexpr std::size_t kTailWords = kGuardWords + STATIC_CAPACITY;
   // Leaks are measured only where one forgotten buffer is large next to what other
-  // processes on the GPU (the reference runner, for one) allocate meanwhile.
+  // processes on the GPU (another grade, for one) allocate meanwhile.
   static constexpr int kLeakCheckMinN = 1 << 20;
   static constexpr int kLeakCalls = 16;
 
@@ -125,9 +129,9 @@ class VectorAdd : public memlabs::Problem {
 
   void call_candidate() {
     if (path_ == Path::dynamic)
-      vector_add_dynamic(c_host(), a_.data(), b_.data(), n_);
+      CANDIDATE_ONLY(vector_add_dynamic(c_host(), a_.data(), b_.data(), n_));
     else
-      vector_add_static(c_host(), a_.data(), b_.data(), n_);
+      CANDIDATE_ONLY(vector_add_static(c_host(), a_.data(), b_.data(), n_));
   }
 
   // One call first, unmeasured: loading the module (which allocates the __device__
@@ -164,9 +168,9 @@ class VectorAdd : public memlabs::Problem {
     if (a_dev_.size() == 0) {  // only on request: the graded runs never launch this
       a_dev_ = memlabs::DeviceBuffer<float>(n_);
       b_dev_ = memlabs::DeviceBuffer<float>(n_);
-      a_dev_.copy_from_host(a_);
-      b_dev_.copy_from_host(b_);
     }
+    a_dev_.copy_from_host(a_);
+    b_dev_.copy_from_host(b_);
     vector_add_baseline<<<(n_ + kBlock - 1) / kBlock, kBlock, 0, s>>>(c_.data(), a_dev_.data(),
                                                                       b_dev_.data(), n_);
   }
@@ -196,22 +200,24 @@ __global__ void scale_shift_uncoalesced(float* out, const float* in, const float
 
 class ScaleShift : public memlabs::Problem {
  public:
-  ScaleShift(int rows, int cols, std::uint64_t seed)
-      : rows_(rows), cols_(cols), seed_(seed), in_(static_cast<std::size_t>(rows) * cols),
+  ScaleShift(int rows, int cols)
+      : rows_(rows), cols_(cols), in_(static_cast<std::size_t>(rows) * cols),
         row_scale_(rows), col_shift_(cols),
         // One multiply-add per element: float against float64 differs by half an ulp
         // of a result below 3 in size, and a kernel that rounds the product separately
         // (no FMA) by one more ulp of the product.
-        out_("out", static_cast<std::size_t>(rows) * cols, {rows, cols}, memlabs::Tolerance{1e-6, 1e-6}) {
+        out_("out", static_cast<std::size_t>(rows) * cols, {rows, cols}, memlabs::Tolerance{1e-6, 1e-6}) {}
+
+  void fill(std::uint64_t seed, std::uint64_t) override {
+    seed_ = seed;
     memlabs::fill_uniform(in_.data(), in_.size(), input_seed(seed_, 1), -1.0f, 1.0f);
     memlabs::fill_uniform(row_scale_.data(), row_scale_.size(), input_seed(seed_, 2), 0.5f, 2.0f);
     memlabs::fill_uniform(col_shift_.data(), col_shift_.size(), input_seed(seed_, 3), -1.0f, 1.0f);
-    CUDA_CHECK(cudaDeviceSynchronize());
   }
 
   void run(memlabs::Variant v, cudaStream_t s) override {
     if (v == memlabs::Variant::candidate) {
-      launch_scale_shift(out_.data(), in_.data(), row_scale_.data(), col_shift_.data(), rows_, cols_, s);
+      CANDIDATE_ONLY(launch_scale_shift(out_.data(), in_.data(), row_scale_.data(), col_shift_.data(), rows_, cols_, s));
     } else {
       const dim3 block(32, 8);
       const dim3 grid((rows_ + block.x - 1) / block.x, (cols_ + block.y - 1) / block.y);
@@ -247,7 +253,7 @@ class ScaleShift : public memlabs::Problem {
 
  private:
   int rows_, cols_;
-  std::uint64_t seed_;
+  std::uint64_t seed_ = 0;
   memlabs::DeviceBuffer<float> in_, row_scale_, col_shift_;
   memlabs::OutputBuffer<float> out_;
 };
@@ -262,17 +268,17 @@ bool parse_count(const std::string& name, const std::string& prefix, int& n) {
   return n >= 1;
 }
 
-std::unique_ptr<memlabs::Problem> make(const std::string& name, std::uint64_t seed) {
+std::unique_ptr<memlabs::Problem> make(const std::string& name) {
   int n = 0;
-  if (parse_count(name, "dynamic_", n)) return std::make_unique<VectorAdd>(VectorAdd::Path::dynamic, n, seed);
+  if (parse_count(name, "dynamic_", n)) return std::make_unique<VectorAdd>(VectorAdd::Path::dynamic, n);
   if (parse_count(name, "static_", n)) {
     if (n > STATIC_CAPACITY) throw std::invalid_argument("static case larger than STATIC_CAPACITY: " + name);
-    return std::make_unique<VectorAdd>(VectorAdd::Path::fixed, n, seed);
+    return std::make_unique<VectorAdd>(VectorAdd::Path::fixed, n);
   }
   int rows = 0, cols = 0;
   char rest = 0;
   if (std::sscanf(name.c_str(), "%dx%d%c", &rows, &cols, &rest) == 2 && rows >= 1 && cols >= 1)
-    return std::make_unique<ScaleShift>(rows, cols, seed);
+    return std::make_unique<ScaleShift>(rows, cols);
   throw std::invalid_argument("case name is not dynamic_N, static_N or ROWSxCOLS: " + name);
 }
 

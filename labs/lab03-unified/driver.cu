@@ -33,8 +33,8 @@ constexpr int kMaxOffset = 4096;
 constexpr std::uint64_t kLengthSalt = 0x1e4917a5ull, kOffsetSalt = 0x0ff5e7ull,
                         kCorpusSalt = 0xc0a905ull;
 
-// The biggest text block a case may have, and what must stay free beyond two
-// tables (the baseline's and the student's) for the runner's own buffers.
+// The biggest text block a case may have, and what must stay free beyond a
+// table for everything else the process holds.
 constexpr std::size_t kMaxTextBytes = std::size_t(256) << 20;
 constexpr std::size_t kHeadroomBytes = std::size_t(256) << 20;
 
@@ -155,53 +155,32 @@ Managed<T> allocate_managed(std::size_t count) {
 
 class Pipeline : public memlabs::Problem {
  public:
-  Pipeline(const CaseSpec& spec, std::uint64_t seed)
-      : count_(spec.count), lengths_(spec.count), offsets_(spec.count),
-        corpus_(std::size_t(spec.max_length) + kMaxOffset), host_changed_(spec.count),
+  explicit Pipeline(const CaseSpec& spec)
+      : count_(spec.count), max_length_(spec.max_length), name_(spec.name), host_changed_(spec.count),
         host_digest_(spec.count),
         changed_("changed", spec.count, {spec.count}, memlabs::Tolerance{0, 0}),
-        digest_("digest", spec.count, {spec.count}, memlabs::Tolerance{0, 0}) {
+        digest_("digest", spec.count, {spec.count}, memlabs::Tolerance{0, 0}) {}
+
+  ~Pipeline() override { release_table(); }
+
+  // Every input is host data (lengths and texts), made in each process from the seed.
+  void fill(std::uint64_t, std::uint64_t host_seed) override { host_inputs(host_seed); }
+
+  void host_inputs(std::uint64_t seed) override {
+    lengths_.assign(count_, 0);
+    offsets_.assign(count_, 0);
+    corpus_.assign(std::size_t(max_length_) + kMaxOffset, 0);
+    text_bytes_ = 0;
     for (int i = 0; i < count_; ++i) {
-      lengths_[i] = 1 + static_cast<int>(memlabs::uint_at(seed ^ kLengthSalt, i) % std::uint32_t(spec.max_length));
+      lengths_[i] = 1 + static_cast<int>(memlabs::uint_at(seed ^ kLengthSalt, i) % std::uint32_t(max_length_));
       offsets_[i] = static_cast<int>(memlabs::uint_at(seed ^ kOffsetSalt, i) % kMaxOffset);
       text_bytes_ += lengths_[i];
     }
     for (std::size_t k = 0; k < corpus_.size(); ++k) corpus_[k] = kAlphabet[memlabs::uint_at(seed ^ kCorpusSalt, k) & 63];
-    if (text_bytes_ > kMaxTextBytes) throw std::logic_error(std::string("case ") + spec.name + " has too much text");
-
-    // Managed memory can oversubscribe the GPU, but then it thrashes: make
-    // sure both tables fit before allocating either.
-    const std::size_t table_bytes = text_bytes_ + count_ * sizeof(Record);
-    std::size_t free_bytes = 0, total_bytes = 0;
-    CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    if (free_bytes < 2 * table_bytes + kHeadroomBytes)
-      throw std::runtime_error("not enough free GPU memory for case " + std::string(spec.name) + ": " +
-                               std::to_string((2 * table_bytes + kHeadroomBytes) >> 20) + " MiB needed, " +
-                               std::to_string(free_bytes >> 20) + " MiB free");
-
-    base_records_ = allocate_managed<Record>(count_);
-    base_text_ = allocate_managed<char>(text_bytes_);
-    std::size_t offset = 0;
-    for (int i = 0; i < count_; ++i) {
-      base_records_.get()[i].text = base_text_.get() + offset;
-      offset += lengths_[i];
-    }
-
-    table_ = create_table(lengths_.data(), count_);
-    // The driver writes and reads the table from the host, so it must be
-    // memory the host can touch; device memory is reported by the facts
-    // instead of crashing the host.
-    host_ok_ = host_can_touch(table_.records);
-    for (int i = 0; host_ok_ && i < count_; ++i) host_ok_ = host_can_touch(table_.records[i].text);
-  }
-
-  ~Pipeline() override {
-    if (!destroyed_) {
-      try {
-        destroy_table(table_);
-      } catch (...) {  // a destructor must not throw; the facts report a failing destroy_table
-      }
-    }
+    if (text_bytes_ > kMaxTextBytes) throw std::logic_error("case " + name_ + " has too much text");
+    base_ready_ = false;  // the baseline's table is made again for the new lengths when it runs
+    // The student's table, in the submission's program: made anew for the new lengths.
+    CANDIDATE_ONLY(make_student_table());
   }
 
   // What is timed is the GPU side of the pipeline: getting the host's data to
@@ -211,12 +190,17 @@ class Pipeline : public memlabs::Problem {
   bool host_steps() const override { return true; }
 
   void prepare(memlabs::Variant v) override {
-    if (v == memlabs::Variant::baseline) write_records(base_records_.get());
-    else if (host_ok_) write_records(table_.records);
+    if (v == memlabs::Variant::baseline) {
+      make_base_table();
+      write_records(base_records_.get());
+    } else if (host_ok_) {
+      write_records(table_.records);
+    }
   }
 
   void run(memlabs::Variant v, cudaStream_t s) override {
     if (v == memlabs::Variant::baseline) {
+      make_base_table();
       // Fault-driven: every page the kernel touches arrives by a GPU page fault.
       const int blocks = std::min(count_, 4096);
       upcase_baseline<<<blocks, 256, 0, s>>>(base_records_.get(), count_);
@@ -225,7 +209,7 @@ class Pipeline : public memlabs::Problem {
     } else if (host_ok_) {
       // No synchronisation after it on purpose: process_table promises that the
       // results are ready when it returns.
-      process_table(table_, s);
+      CANDIDATE_ONLY(process_table(table_, s));
     }
   }
 
@@ -296,7 +280,7 @@ class Pipeline : public memlabs::Problem {
     memlabs::Fact freed{"freed", false, ""};
     destroyed_ = true;
     try {
-      destroy_table(table_);
+      CANDIDATE_ONLY(destroy_table(table_));
       int left = 0, first_left = -1;
       for (std::size_t k = 0; k < pointers.size(); ++k)
         if (still_allocated(pointers[k]) && left++ == 0) first_left = static_cast<int>(k);
@@ -337,7 +321,58 @@ class Pipeline : public memlabs::Problem {
     });
   }
 
-  int count_;
+  // Managed memory can oversubscribe the GPU, but then it thrashes: a table
+  // is made only when it fits, with room to spare for everything else.
+  void check_room(const char* whose) const {
+    const std::size_t table_bytes = text_bytes_ + count_ * sizeof(Record);
+    std::size_t free_bytes = 0, total_bytes = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    if (free_bytes < table_bytes + kHeadroomBytes)
+      throw std::runtime_error("not enough free GPU memory for " + std::string(whose) + " of case " + name_ + ": " +
+                               std::to_string((table_bytes + kHeadroomBytes) >> 20) + " MiB needed, " +
+                               std::to_string(free_bytes >> 20) + " MiB free");
+  }
+
+  void make_student_table() {
+    release_table();
+    check_room("the table");
+    CANDIDATE_ONLY(table_ = create_table(lengths_.data(), count_));
+    created_ = true;
+    destroyed_ = false;
+    // The driver writes and reads the table from the host, so it must be
+    // memory the host can touch; device memory is reported by the facts
+    // instead of crashing the host.
+    host_ok_ = host_can_touch(table_.records);
+    for (int i = 0; host_ok_ && i < count_; ++i) host_ok_ = host_can_touch(table_.records[i].text);
+  }
+
+  void release_table() {
+    if (!created_ || destroyed_) return;
+    destroyed_ = true;
+    try {  // a destructor must not throw; the facts report a failing destroy_table
+      CANDIDATE_ONLY(destroy_table(table_));
+    } catch (...) {
+    }
+  }
+
+  // The baseline's own table, in the process that runs the baseline, for the current lengths.
+  void make_base_table() {
+    if (base_ready_) return;
+    base_records_.reset();
+    base_text_.reset();
+    check_room("the baseline's table");
+    base_records_ = allocate_managed<Record>(count_);
+    base_text_ = allocate_managed<char>(text_bytes_);
+    std::size_t offset = 0;
+    for (int i = 0; i < count_; ++i) {
+      base_records_.get()[i].text = base_text_.get() + offset;
+      offset += lengths_[i];
+    }
+    base_ready_ = true;
+  }
+
+  int count_, max_length_;
+  std::string name_;
   std::vector<int> lengths_, offsets_;
   std::vector<char> corpus_;
   std::size_t text_bytes_ = 0;
@@ -348,13 +383,12 @@ class Pipeline : public memlabs::Problem {
   Managed<Record> base_records_;
   Managed<char> base_text_;
   Table table_;
-  bool host_ok_ = false;
-  bool destroyed_ = false;
+  bool host_ok_ = false, created_ = false, destroyed_ = false, base_ready_ = false;
 };
 
-std::unique_ptr<memlabs::Problem> make(const std::string& name, std::uint64_t seed) {
+std::unique_ptr<memlabs::Problem> make(const std::string& name) {
   for (const auto& c : kCases)
-    if (name == c.name) return std::make_unique<Pipeline>(c, seed);
+    if (name == c.name) return std::make_unique<Pipeline>(c);
   throw std::invalid_argument("unknown case " + name);
 }
 

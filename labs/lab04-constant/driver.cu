@@ -46,19 +46,27 @@ __global__ void poly_global(float* y, const float* x, const float* coeffs, int n
 
 class Poly : public memlabs::Problem {
  public:
-  Poly(int n, std::uint64_t seed)
-      : n_(n), seed_(seed), x_(static_cast<std::size_t>(n)), coeffs_(poly_coefficients(seed)),
-        coeffs_dev_(POLY_TERMS), y_("y", static_cast<std::size_t>(n), {n}, kTolerance) {
+  explicit Poly(int n)
+      : n_(n), x_(static_cast<std::size_t>(n)), coeffs_dev_(POLY_TERMS),
+        y_("y", static_cast<std::size_t>(n), {n}, kTolerance) {}
+
+  void fill(std::uint64_t device_seed, std::uint64_t host_seed) override {
+    seed_ = device_seed;
     memlabs::fill_uniform(x_.data(), x_.size(), input_seed(seed_, 1), -1.0f, 1.0f);
+    host_inputs(host_seed);
+  }
+
+  // The coefficients, once per set of inputs as a real program would: the
+  // timed launches do not include setting them.
+  void host_inputs(std::uint64_t seed) override {
+    coeffs_ = poly_coefficients(seed);
     coeffs_dev_.copy_from_host(coeffs_);
-    // Once per problem, as a real program would: the timed launches do not include it.
-    set_poly_coefficients(coeffs_.data());
-    CUDA_CHECK(cudaDeviceSynchronize());
+    CANDIDATE_ONLY(set_poly_coefficients(coeffs_.data()));
   }
 
   void run(memlabs::Variant v, cudaStream_t s) override {
     if (v == memlabs::Variant::candidate) {
-      launch_poly(y_.data(), x_.data(), n_, s);
+      CANDIDATE_ONLY(launch_poly(y_.data(), x_.data(), n_, s));
     } else {
       poly_global<<<(n_ + kBlock - 1) / kBlock, kBlock, 0, s>>>(y_.data(), x_.data(), coeffs_dev_.data(), n_);
     }
@@ -84,7 +92,7 @@ class Poly : public memlabs::Problem {
 
  private:
   int n_;
-  std::uint64_t seed_;
+  std::uint64_t seed_ = 0;
   memlabs::DeviceBuffer<float> x_;
   std::vector<float> coeffs_;
   memlabs::DeviceBuffer<float> coeffs_dev_;
@@ -122,18 +130,24 @@ __global__ void ramps_staggered(float* y, const float* x, int n) {
 
 class Ramps : public memlabs::Problem {
  public:
-  Ramps(int n, std::uint64_t seed)
-      : n_(n), seed_(seed), x_(static_cast<std::size_t>(n)), table_(ramp_table(seed)),
-        y_("y", static_cast<std::size_t>(n), {n}, kTolerance) {
+  explicit Ramps(int n) : n_(n), x_(static_cast<std::size_t>(n)), y_("y", static_cast<std::size_t>(n), {n}, kTolerance) {}
+
+  void fill(std::uint64_t device_seed, std::uint64_t host_seed) override {
+    seed_ = device_seed;
     memlabs::fill_uniform(x_.data(), x_.size(), input_seed(seed_, 1), -1.0f, 1.0f);
+    host_inputs(host_seed);
+  }
+
+  // The table, in this process's copy for the baseline and through set_ramps for the student's.
+  void host_inputs(std::uint64_t seed) override {
+    table_ = ramp_table(seed);
     CUDA_CHECK(cudaMemcpyToSymbol(baseline_ramps, table_.data(), sizeof(Ramp) * RAMPS));
-    set_ramps(table_.data());
-    CUDA_CHECK(cudaDeviceSynchronize());
+    CANDIDATE_ONLY(set_ramps(table_.data()));
   }
 
   void run(memlabs::Variant v, cudaStream_t s) override {
     if (v == memlabs::Variant::candidate) {
-      launch_ramps(y_.data(), x_.data(), n_, s);
+      CANDIDATE_ONLY(launch_ramps(y_.data(), x_.data(), n_, s));
     } else {
       ramps_staggered<<<(n_ + kBlock - 1) / kBlock, kBlock, 0, s>>>(y_.data(), x_.data(), n_);
     }
@@ -158,7 +172,7 @@ class Ramps : public memlabs::Problem {
 
  private:
   int n_;
-  std::uint64_t seed_;
+  std::uint64_t seed_ = 0;
   memlabs::DeviceBuffer<float> x_;
   std::vector<Ramp> table_;
   memlabs::OutputBuffer<float> y_;
@@ -174,10 +188,10 @@ bool parse_count(const std::string& name, const std::string& prefix, int& n) {
   return n >= 1;
 }
 
-std::unique_ptr<memlabs::Problem> make(const std::string& name, std::uint64_t seed) {
+std::unique_ptr<memlabs::Problem> make(const std::string& name) {
   int n = 0;
-  if (parse_count(name, "poly_", n)) return std::make_unique<Poly>(n, seed);
-  if (parse_count(name, "ramps_", n)) return std::make_unique<Ramps>(n, seed);
+  if (parse_count(name, "poly_", n)) return std::make_unique<Poly>(n);
+  if (parse_count(name, "ramps_", n)) return std::make_unique<Ramps>(n);
   throw std::invalid_argument("case name is not poly_N or ramps_N: " + name);
 }
 

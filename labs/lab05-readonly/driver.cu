@@ -40,18 +40,19 @@ constexpr memlabs::Tolerance kAccumulateTolerance{0, 1e-4};
 
 class Accumulate : public memlabs::Problem {
  public:
-  Accumulate(int n, std::uint64_t seed)
-      : n_(n), seed_(seed), in_(std::size_t(n) + TAPS - 1), w_(TAPS),
-        out_("out", std::size_t(n), {n}, kAccumulateTolerance) {
+  explicit Accumulate(int n)
+      : n_(n), in_(std::size_t(n) + TAPS - 1), w_(TAPS), out_("out", std::size_t(n), {n}, kAccumulateTolerance) {}
+
+  void fill(std::uint64_t seed, std::uint64_t) override {
+    seed_ = seed;
     memlabs::fill_uniform(in_.data(), in_.size(), seed, kLo, kHi);
     memlabs::fill_uniform(w_.data(), w_.size(), seed ^ kWeightSalt, kLo, kHi);
-    CUDA_CHECK(cudaDeviceSynchronize());
   }
 
   // Both variants overwrite every out[i] (starting from 0), so runs repeat.
   void run(memlabs::Variant v, cudaStream_t s) override {
     if (v == memlabs::Variant::candidate) {
-      launch_accumulate(out_.data(), in_.data(), w_.data(), n_, s);
+      CANDIDATE_ONLY(launch_accumulate(out_.data(), in_.data(), w_.data(), n_, s));
     } else {
       const int threads = 256;
       accumulate_plain<<<(n_ + threads - 1) / threads, threads, 0, s>>>(out_.data(), in_.data(), w_.data(), n_);
@@ -83,7 +84,7 @@ class Accumulate : public memlabs::Problem {
 
  private:
   int n_;
-  std::uint64_t seed_;
+  std::uint64_t seed_ = 0;
   memlabs::DeviceBuffer<float> in_, w_;
   memlabs::OutputBuffer<float> out_;
 };
@@ -125,37 +126,40 @@ constexpr double kResampleAtol = 1.25 * 2.0 * (double(kHi) - double(kLo)) / 256.
 
 class Resample : public memlabs::Problem {
  public:
-  Resample(int width, int height, int out_width, int out_height, std::uint64_t seed)
-      : width_(width), height_(height), out_width_(out_width), out_height_(out_height), seed_(seed),
+  Resample(int width, int height, int out_width, int out_height)
+      : width_(width), height_(height), out_width_(out_width), out_height_(out_height),
         pixels_(std::size_t(width) * height),
         out_("out", std::size_t(out_width) * out_height, {out_height, out_width},
              memlabs::Tolerance{0, kResampleAtol}) {
-    memlabs::fill_uniform(pixels_.data(), pixels_.size(), seed ^ kImageSalt, kLo, kHi);
-    CUDA_CHECK(cudaDeviceSynchronize());
     src_.pixels = pixels_.data();
     src_.width = width;
     src_.height = height;
   }
 
-  ~Resample() override {
-    if (!created_) return;
-    try {  // a destructor must not throw; the leak check reports a failing destroy
-      cudaDeviceSynchronize();
-      destroy_resample_source(src_);
-    } catch (...) {
-    }
+  ~Resample() override { release_source(); }
+
+  void fill(std::uint64_t seed, std::uint64_t) override {
+    seed_ = seed;
+    memlabs::fill_uniform(pixels_.data(), pixels_.size(), seed ^ kImageSalt, kLo, kHi);
   }
 
-  // The source is made at the candidate's first run, outside any timed
-  // launch, and kept: the timed work is the resample, not the copy into the
+  // New pixels are coming: the texture's copy of the old ones is stale.
+  void host_inputs(std::uint64_t) override { release_source(); }
+
+  // The source is made from the pixels before the launch, outside the timed
+  // run, and kept: the timed work is the resample, not the copy into the
   // texture's array.
+  bool host_steps() const override { return true; }
+  void prepare(memlabs::Variant v) override {
+    if (v != memlabs::Variant::candidate || created_) return;
+    CANDIDATE_ONLY(create_resample_source(src_));
+    created_ = true;
+  }
+
   void run(memlabs::Variant v, cudaStream_t s) override {
     if (v == memlabs::Variant::candidate) {
-      if (!created_) {
-        create_resample_source(src_);
-        created_ = true;
-      }
-      launch_resample(out_.data(), out_width_, out_height_, src_, s);
+      prepare(v);
+      CANDIDATE_ONLY(launch_resample(out_.data(), out_width_, out_height_, src_, s));
     } else {
       const dim3 block(32, 8);
       const dim3 grid((out_width_ + block.x - 1) / block.x, (out_height_ + block.y - 1) / block.y);
@@ -196,9 +200,9 @@ class Resample : public memlabs::Problem {
 
   // Creates and destroys a source kLeakRounds more times and watches the
   // device's free memory: a destroy that does not free the cudaArray leaves at
-  // least one image behind every round. The grader runs the reference at the
-  // same time, and its allocations move the device-wide free memory too (by a
-  // few tens of MiB at most), so the allowance is well above that, the rounds
+  // least one image behind every round. Other processes on the GPU (the
+  // referee, another grade) move the device-wide free memory too (by a few
+  // tens of MiB at most), so the allowance is well above that, the rounds
   // are many enough that a leak of the 1000 x 777 image (3 MiB) is three times
   // the allowance, and a batch over the allowance is tried once more before it
   // counts: a leak grows in every batch, another process's allocation rarely
@@ -220,8 +224,8 @@ class Resample : public memlabs::Problem {
           s.pixels = pixels_.data();
           s.width = width_;
           s.height = height_;
-          create_resample_source(s);
-          destroy_resample_source(s);
+          CANDIDATE_ONLY(create_resample_source(s));
+          CANDIDATE_ONLY(destroy_resample_source(s));
         }
         CUDA_CHECK(cudaDeviceSynchronize());
         CUDA_CHECK(cudaMemGetInfo(&free_after, &total));
@@ -241,8 +245,20 @@ class Resample : public memlabs::Problem {
   }
 
  private:
+  void release_source() {
+    if (!created_) return;
+    created_ = false;
+    try {  // a destructor must not throw; the leak check reports a failing destroy
+      cudaDeviceSynchronize();
+      CANDIDATE_ONLY(destroy_resample_source(src_));
+    } catch (...) {
+    }
+    src_.array = nullptr;
+    src_.texture = 0;
+  }
+
   int width_, height_, out_width_, out_height_;
-  std::uint64_t seed_;
+  std::uint64_t seed_ = 0;
   memlabs::DeviceBuffer<float> pixels_;
   memlabs::OutputBuffer<float> out_;
   ResampleSource src_;
@@ -263,14 +279,14 @@ const memlabs::CaseInfo kCases[] = {
      "4096 x 4096 up to 8192 x 8192 (64 MiB in, 256 MiB out): the size of the lesson's measurement, not graded"},
 };
 
-std::unique_ptr<memlabs::Problem> make(const std::string& name, std::uint64_t seed) {
+std::unique_ptr<memlabs::Problem> make(const std::string& name) {
   int n = 0, w = 0, h = 0, ow = 0, oh = 0;
   char tail = 0;
   if (std::sscanf(name.c_str(), "acc-%d%c", &n, &tail) == 1 && n >= 1)
-    return std::make_unique<Accumulate>(n, seed);
+    return std::make_unique<Accumulate>(n);
   if (std::sscanf(name.c_str(), "resample-%dx%d-to-%dx%d%c", &w, &h, &ow, &oh, &tail) == 4 && w >= 1 && h >= 1 &&
       ow >= 1 && oh >= 1)
-    return std::make_unique<Resample>(w, h, ow, oh, seed);
+    return std::make_unique<Resample>(w, h, ow, oh);
   throw std::invalid_argument("case name is neither acc-N nor resample-WxH-to-WxH: " + name);
 }
 

@@ -19,16 +19,18 @@ __global__ void transpose_naive(float* out, const float* in, int rows, int cols)
 
 class Transpose : public memlabs::Problem {
  public:
-  Transpose(int rows, int cols, std::uint64_t seed)
-      : rows_(rows), cols_(cols), seed_(seed), in_(size_t(rows) * cols),
-        out_("out", size_t(rows) * cols, {cols, rows}, memlabs::Tolerance{0, 0}) {
+  Transpose(int rows, int cols)
+      : rows_(rows), cols_(cols), in_(size_t(rows) * cols),
+        out_("out", size_t(rows) * cols, {cols, rows}, memlabs::Tolerance{0, 0}) {}
+
+  void fill(std::uint64_t seed, std::uint64_t) override {
+    seed_ = seed;
     memlabs::fill_uniform(in_.data(), in_.size(), seed, -1.0f, 1.0f);
-    CUDA_CHECK(cudaDeviceSynchronize());
   }
 
   void run(memlabs::Variant v, cudaStream_t s) override {
     if (v == memlabs::Variant::candidate) {
-      launch_transpose(out_.data(), in_.data(), rows_, cols_, s);
+      CANDIDATE_ONLY(launch_transpose(out_.data(), in_.data(), rows_, cols_, s));
     } else {
       const dim3 block(TILE_DIM, BLOCK_ROWS);
       const dim3 grid((cols_ + TILE_DIM - 1) / TILE_DIM, (rows_ + TILE_DIM - 1) / TILE_DIM);
@@ -52,16 +54,16 @@ class Transpose : public memlabs::Problem {
 
  private:
   int rows_, cols_;
-  std::uint64_t seed_;
+  std::uint64_t seed_ = 0;
   memlabs::DeviceBuffer<float> in_;
   memlabs::OutputBuffer<float> out_;
 };
 
-std::unique_ptr<memlabs::Problem> make(const std::string& name, std::uint64_t seed) {
+std::unique_ptr<memlabs::Problem> make(const std::string& name) {
   int rows = 0, cols = 0;
   if (std::sscanf(name.c_str(), "%dx%d", &rows, &cols) != 2)
     throw std::invalid_argument("case name is not ROWSxCOLS: " + name);
-  return std::make_unique<Transpose>(rows, cols, seed);
+  return std::make_unique<Transpose>(rows, cols);
 }
 
 }  // namespace

@@ -67,9 +67,11 @@ constexpr memlabs::Tolerance kTolerance{1e-4, 0};
 
 class Dot : public memlabs::Problem {
  public:
-  Dot(int n, Inputs inputs, std::uint64_t seed)
-      : n_(n), inputs_(inputs), seed_a_(seed), seed_b_(memlabs::mix64(seed)), a_(n), b_(n),
-        result_("result", 1, {1}, kTolerance), library_result_(1) {
+  Dot(int n, Inputs inputs) : n_(n), inputs_(inputs), a_(n), b_(n), result_("result", 1, {1}, kTolerance) {}
+
+  void fill(std::uint64_t seed, std::uint64_t) override {
+    seed_a_ = seed;
+    seed_b_ = memlabs::mix64(seed);
     if (inputs_ == Inputs::uniform) {
       memlabs::fill_uniform(a_.data(), a_.size(), seed_a_, kLow, kHigh);
       memlabs::fill_uniform(b_.data(), b_.size(), seed_b_, kLow, kHigh);
@@ -79,10 +81,6 @@ class Dot : public memlabs::Problem {
       fill_bits<<<1024, 256>>>(b_.data(), b_.size(), seed_b_);
       CUDA_CHECK_LAUNCH();
     }
-    // CUB's scratch is sized and allocated once, so a timed run_library only launches.
-    CUDA_CHECK(library_call(nullptr, nullptr));
-    library_scratch_ = memlabs::DeviceBuffer<unsigned char>(std::max<std::size_t>(library_scratch_bytes_, 1));
-    CUDA_CHECK(cudaDeviceSynchronize());
   }
 
   void run(memlabs::Variant v, cudaStream_t s) override {
@@ -90,7 +88,7 @@ class Dot : public memlabs::Problem {
     // launch, or the second timed launch would report twice the sum.
     CUDA_CHECK(cudaMemsetAsync(result_.data(), 0, sizeof(float), s));
     if (v == memlabs::Variant::candidate) {
-      launch_dot(result_.data(), a_.data(), b_.data(), n_, s);
+      CANDIDATE_ONLY(launch_dot(result_.data(), a_.data(), b_.data(), n_, s));
     } else {
       const int blocks = (n_ + BLOCK_SIZE - 1) / BLOCK_SIZE;
       dot_atomic<<<blocks, BLOCK_SIZE, 0, s>>>(result_.data(), a_.data(), b_.data(), n_);
@@ -121,7 +119,16 @@ class Dot : public memlabs::Problem {
   // The same dot product by the library, timed alongside; its output is not
   // checked, so it goes to a scratch float of its own.
   std::string library_name() const override { return "CUB"; }
-  void run_library(cudaStream_t s) override { CUDA_CHECK(library_call(library_scratch_.data(), s)); }
+  // CUB's scratch is sized and allocated once, where the library runs (the
+  // referee's trusted server), so a timed run_library only launches.
+  void run_library(cudaStream_t s) override {
+    if (library_result_.size() == 0) {
+      library_result_ = memlabs::DeviceBuffer<float>(1);
+      CUDA_CHECK(library_call(nullptr, nullptr));
+      library_scratch_ = memlabs::DeviceBuffer<unsigned char>(std::max<std::size_t>(library_scratch_bytes_, 1));
+    }
+    CUDA_CHECK(library_call(library_scratch_.data(), s));
+  }
 
  private:
   // A null scratch pointer only asks CUB how much scratch it needs.
@@ -133,7 +140,7 @@ class Dot : public memlabs::Problem {
 
   int n_;
   Inputs inputs_;
-  std::uint64_t seed_a_, seed_b_;
+  std::uint64_t seed_a_ = 0, seed_b_ = 0;
   memlabs::DeviceBuffer<float> a_, b_;
   memlabs::OutputBuffer<float> result_;
   memlabs::DeviceBuffer<float> library_result_;
@@ -157,9 +164,9 @@ const CaseSpec kCases[] = {
      "2^25 (two 128 MiB vectors) of 0s and 1s: the timing size, exact in any summation order"},
 };
 
-std::unique_ptr<memlabs::Problem> make(const std::string& name, std::uint64_t seed) {
+std::unique_ptr<memlabs::Problem> make(const std::string& name) {
   for (const auto& c : kCases)
-    if (name == c.name) return std::make_unique<Dot>(c.n, c.inputs, seed);
+    if (name == c.name) return std::make_unique<Dot>(c.n, c.inputs);
   throw std::invalid_argument("no case named " + name);
 }
 

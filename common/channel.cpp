@@ -1,0 +1,147 @@
+#include "channel.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+namespace memlabs {
+
+bool nests_deeper_than(const std::string& text, int max_depth) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
+
+Channel::~Channel() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Channel& Channel::operator=(Channel&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+void Channel::send(const nlohmann::json& body, const std::vector<int>& fds) const {
+  const std::string text = body.dump();
+  if (text.size() > kMaxMessageBytes) throw ChannelError("message too large to send");
+  if (fds.size() > kMaxMessageFds) throw ChannelError("too many descriptors in one message");
+  msghdr m{};
+  iovec io{const_cast<char*>(text.data()), text.size()};
+  m.msg_iov = &io;
+  m.msg_iovlen = 1;
+  std::vector<char> control(CMSG_SPACE(sizeof(int) * std::max<std::size_t>(fds.size(), 1)));
+  if (!fds.empty()) {
+    m.msg_control = control.data();
+    m.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
+    cmsghdr* c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+    std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
+  }
+  for (;;) {
+    if (::sendmsg(fd_, &m, MSG_NOSIGNAL) >= 0) return;
+    if (errno == EINTR) continue;
+    if (errno == EPIPE || errno == ECONNRESET || errno == ENOTCONN) throw ChannelClosed("the other process is gone");
+    throw ChannelError(std::string("cannot send: ") + std::strerror(errno));
+  }
+}
+
+std::optional<Message> Channel::receive(double timeout_s, bool accept_fds) const {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  for (;;) {
+    int wait_ms = -1;
+    if (timeout_s >= 0) {
+      const auto left = std::chrono::duration<double, std::milli>(deadline - std::chrono::steady_clock::now()).count();
+      if (left <= 0) return std::nullopt;
+      wait_ms = static_cast<int>(left) + 1;
+    }
+    pollfd p{fd_, POLLIN, 0};
+    const int r = ::poll(&p, 1, wait_ms);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) throw ChannelError(std::string("cannot wait for a message: ") + std::strerror(errno));
+    if (r == 0) continue;  // the deadline check above decides
+    break;
+  }
+  std::string buffer(kMaxMessageBytes + 1, '\0');
+  msghdr m{};
+  iovec io{buffer.data(), buffer.size()};
+  m.msg_iov = &io;
+  m.msg_iovlen = 1;
+  std::vector<char> control(CMSG_SPACE(sizeof(int) * kMaxMessageFds));
+  m.msg_control = control.data();
+  m.msg_controllen = control.size();
+  ssize_t n;
+  do n = ::recvmsg(fd_, &m, MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  Message out;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    std::vector<int> got(count);
+    std::memcpy(got.data(), CMSG_DATA(c), sizeof(int) * count);
+    for (int fd : got) {
+      if (accept_fds) out.fds.push_back(fd);
+      else ::close(fd);
+    }
+  }
+  const auto close_fds = [&] {
+    for (int fd : out.fds) ::close(fd);
+    out.fds.clear();
+  };
+  if (n == 0) throw ChannelClosed("the other process closed its socket");
+  if (n < 0) {
+    close_fds();
+    if (errno == ECONNRESET) throw ChannelClosed("the other process is gone");
+    throw ChannelError(std::string("cannot receive: ") + std::strerror(errno));
+  }
+  if ((m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || static_cast<std::size_t>(n) > kMaxMessageBytes) {
+    close_fds();
+    throw ChannelError("a message was larger than the protocol allows");
+  }
+  buffer.resize(static_cast<std::size_t>(n));
+  if (nests_deeper_than(buffer, kMaxMessageDepth)) {
+    close_fds();
+    throw ChannelError("a message nests deeper than the protocol allows");
+  }
+  try {
+    out.body = nlohmann::json::parse(buffer);
+  } catch (const std::exception&) {
+    close_fds();
+    throw ChannelError("a message was not JSON");
+  }
+  if (!out.body.is_object()) {
+    close_fds();
+    throw ChannelError("a message was not a JSON object");
+  }
+  return out;
+}
+
+std::pair<Channel, Channel> channel_pair() {
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+    throw ChannelError(std::string("cannot create a socket pair: ") + std::strerror(errno));
+  return {Channel(sv[0]), Channel(sv[1])};
+}
+
+}  // namespace memlabs

@@ -1,0 +1,124 @@
+#include "isolation.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+
+namespace fs = std::filesystem;
+
+namespace memlabs {
+namespace {
+
+bool is_dir(const std::string& p) {
+  std::error_code ec;
+  return fs::is_directory(p, ec);
+}
+
+std::string canonical(const std::string& p) {
+  std::error_code ec;
+  const fs::path c = fs::weakly_canonical(p, ec);
+  return ec ? p : c.string();
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+}  // namespace
+
+std::vector<std::string> default_hidden_folders() {
+  std::vector<std::string> out = {"/home", "/root", "/tmp", "/var/tmp", "/srv", "/mnt", "/media", "/run/user"};
+  if (const char* home = std::getenv("HOME")) out.emplace_back(home);
+  return out;
+}
+
+std::vector<std::string> bwrap_command(const Isolation& iso, const std::vector<std::string>& visible,
+                                       const std::vector<std::string>& writable,
+                                       const std::vector<std::string>& program_argv) {
+  if (iso.bwrap.empty()) throw std::runtime_error("bwrap mode without a bwrap program");
+  std::vector<std::string> a = {iso.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"};
+  std::vector<std::string> devices;
+  std::error_code ec;
+  for (fs::directory_iterator it("/dev", ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().filename().string().rfind("nvidia", 0) == 0) devices.push_back(it->path().string());
+  std::sort(devices.begin(), devices.end());
+  for (const auto& d : devices) a.insert(a.end(), {"--dev-bind", d, d});
+  // Parents before children, so a folder inside another hidden one still mounts.
+  std::vector<std::string> hide;
+  for (const auto& h : default_hidden_folders()) hide.push_back(h);
+  for (const auto& h : iso.hide) hide.push_back(h);
+  for (auto& h : hide) h = canonical(h);
+  std::sort(hide.begin(), hide.end(), [](const std::string& x, const std::string& y) {
+    return x.size() != y.size() ? x.size() < y.size() : x < y;
+  });
+  hide.erase(std::unique(hide.begin(), hide.end()), hide.end());
+  for (const auto& h : hide)
+    if (is_dir(h) && h != "/") a.insert(a.end(), {"--tmpfs", h});
+  for (const auto& v : visible)
+    if (is_dir(v)) a.insert(a.end(), {"--ro-bind", canonical(v), canonical(v)});
+  for (const auto& w : writable)
+    if (is_dir(w)) a.insert(a.end(), {"--bind", canonical(w), canonical(w)});
+  // The user namespace keeps the submission from every privilege of the
+  // grading user outside it, root included; the pid namespace ends every
+  // process it started when the sandbox ends.
+  a.insert(a.end(), {"--unshare-user", "--uid", "65534", "--gid", "65534", "--unshare-pid", "--unshare-net",
+                     "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session",
+                     "--chdir", writable.empty() ? "/tmp" : canonical(writable.front()), "--"});
+  a.insert(a.end(), program_argv.begin(), program_argv.end());
+  return a;
+}
+
+std::vector<std::string> submission_environment(const std::vector<std::string>& parent) {
+  std::vector<std::string> env = {"LANG=C", "LC_ALL=C", "HOME=/tmp", "TMPDIR=/tmp"};
+  bool have_path = false;
+  for (const auto& kv : parent) {
+    if (starts_with(kv, "PATH=")) {
+      env.push_back(kv);
+      have_path = true;
+    } else if (starts_with(kv, "LD_LIBRARY_PATH=") || starts_with(kv, "CUDA_") || starts_with(kv, "NVIDIA_")) {
+      env.push_back(kv);
+    }
+  }
+  if (!have_path) env.push_back("PATH=/usr/local/bin:/usr/bin:/bin");
+  return env;
+}
+
+Isolation take_isolation_args(std::vector<std::string>& args) {
+  Isolation iso;
+  std::vector<std::string> rest;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& k = args[i];
+    const bool ours = k == "--isolate" || k == "--bwrap" || k == "--hide" || k == "--cpu-seconds" ||
+                      k == "--file-bytes" || k == "--processes";
+    if (!ours) {
+      rest.push_back(k);
+      continue;
+    }
+    if (i + 1 >= args.size()) throw std::invalid_argument("missing value after " + k);
+    const std::string& v = args[++i];
+    if (k == "--isolate") iso.mode = v;
+    else if (k == "--bwrap") iso.bwrap = v;
+    else if (k == "--hide") iso.hide.push_back(v);
+    else if (k == "--cpu-seconds") iso.cpu_seconds = std::stod(v);
+    else if (k == "--file-bytes") iso.file_bytes = std::stoull(v);
+    else iso.processes = std::stoull(v);
+  }
+  if (iso.mode != "none" && iso.mode != "rlimits" && iso.mode != "bwrap")
+    throw std::invalid_argument("--isolate is none, rlimits or bwrap");
+  if (iso.mode == "bwrap" && iso.bwrap.empty()) throw std::invalid_argument("--isolate bwrap needs --bwrap PROGRAM");
+  args = rest;
+  return iso;
+}
+
+std::vector<std::string> isolation_args(const Isolation& iso) {
+  std::vector<std::string> a = {"--isolate", iso.mode};
+  if (!iso.bwrap.empty()) a.insert(a.end(), {"--bwrap", iso.bwrap});
+  for (const auto& h : iso.hide) a.insert(a.end(), {"--hide", h});
+  if (iso.cpu_seconds > 0) a.insert(a.end(), {"--cpu-seconds", std::to_string(iso.cpu_seconds)});
+  a.insert(a.end(), {"--file-bytes", std::to_string(iso.file_bytes)});
+  if (iso.processes > 0) a.insert(a.end(), {"--processes", std::to_string(iso.processes)});
+  return a;
+}
+
+}  // namespace memlabs

@@ -1,0 +1,289 @@
+// main() of the referee (see referee.cuh): parses its arguments, runs one
+// mode, and prints the one result document on stdout.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <random>
+
+#include "compare.hpp"
+#include "device_checks.cuh"
+#include "referee.cuh"
+#include "serve.cuh"
+#include "timing.cuh"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace memlabs {
+namespace {
+
+class UsageError : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+RefereeArgs parse_args(int argc, char** argv) {
+  RefereeArgs a;
+  if (argc < 2) throw UsageError("missing mode (list, run, time, serve)");
+  a.mode = argv[1];
+  char self[4096] = {};
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) throw UsageError("cannot find this program's own path");
+  a.self = self;
+  std::vector<std::string> rest(argv + 2, argv + argc);
+  a.isolation = take_isolation_args(rest);
+  for (std::size_t i = 0; i < rest.size(); ++i) {
+    const std::string key = rest[i];
+    if (i + 1 >= rest.size()) throw UsageError("missing value after " + key);
+    const std::string value = rest[++i];
+    if (key == "--worker") a.worker = value;
+    else if (key == "--case") a.cases.push_back(value);
+    else if (key == "--facts") a.fact_cases.push_back(value);
+    else if (key == "--seed") a.seed = std::stoull(value, nullptr, 0);
+    else if (key == "--variant") a.variant = value;
+    else if (key == "--timeout") a.timeout_s = std::stod(value);
+    else if (key == "--cap-s") a.cap_s = std::stod(value);
+    else if (key == "--warmup-ms") a.warmup_ms = std::stod(value);
+    else if (key == "--min-rounds") a.min_rounds = std::stoul(value);
+    else if (key == "--stdout") a.out_file = value;
+    else if (key == "--stderr") a.err_file = value;
+    else if (key == "--fd") continue;  // serve's descriptor: always 3
+    else if (key == "--decide") {
+      const auto colon = value.find(':');
+      if (colon == std::string::npos) throw UsageError("--decide wants what:threshold");
+      a.decide.emplace_back(value.substr(0, colon), std::stod(value.substr(colon + 1)));
+    } else {
+      throw UsageError("unknown option " + key);
+    }
+  }
+  if (a.variant != "candidate" && a.variant != "baseline") throw UsageError("--variant is candidate or baseline");
+  if ((a.mode == "run" || a.mode == "time") && a.variant == "candidate" && a.worker.empty())
+    throw UsageError(a.mode + " needs --worker PROGRAM");
+  return a;
+}
+
+void check_cases(const LabDefinition& lab, const std::vector<std::string>& cases) {
+  for (const auto& name : cases) {
+    bool found = false;
+    for (const auto& c : lab.cases) found = found || c.name == name;
+    if (found) continue;
+    std::string known;
+    for (const auto& c : lab.cases) known += (known.empty() ? "" : ", ") + c.name;
+    throw UsageError("unknown case \"" + name + "\" (this driver has: " + known + ")");
+  }
+}
+
+// ---- run: the correctness of each case against the float64 oracle ----
+
+std::vector<std::vector<unsigned char>> read_inputs(const Problem& p) {
+  std::vector<std::vector<unsigned char>> copies;
+  for (const auto& in : p.inputs()) {
+    copies.emplace_back(in.bytes);
+    if (in.bytes > 0) CUDA_CHECK(cudaMemcpy(copies.back().data(), in.data, in.bytes, cudaMemcpyDefault));
+  }
+  return copies;
+}
+
+json output_json(const Output& o, const OutputSnapshot& s) {
+  return {{"name", o.name()},
+          {"dtype", dtype_name(o.type())},
+          {"count", o.count()},
+          {"dims", o.dims()},
+          {"rtol", o.tolerance().rtol},
+          {"atol", o.tolerance().atol},
+          {"unwritten", s.unwritten},
+          {"first_unwritten", format_index(s.first_unwritten, o.dims())},
+          {"guard_before_intact", s.guard_before_intact},
+          {"guard_after_intact", s.guard_after_intact}};
+}
+
+bool clean(const OutputSnapshot& s) { return s.unwritten == 0 && s.guard_before_intact && s.guard_after_intact; }
+
+class CaseRunner {
+ public:
+  CaseRunner(const LabDefinition& lab, const RefereeArgs& a, ServerProcess& worker)
+      : lab_(lab), a_(a), worker_(worker) {}
+
+  // One run of the candidate on the problem's current inputs; snapshots of the outputs.
+  std::vector<OutputSnapshot> run_once(Problem& p, int set, const std::string& name) {
+    for (auto* o : p.outputs()) o->poison(nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const json sets = json::array({set});
+    const std::string variant = a_.variant;
+    if (p.host_steps()) expect_reply(worker_, {{"op", "before"}, {"sets", sets}, {"variant", variant}}, a_.timeout_s, "worker", name);
+    expect_reply(worker_, {{"op", "run"}, {"sets", sets}, {"variant", variant}}, a_.timeout_s, "worker", name);
+    if (p.host_steps()) expect_reply(worker_, {{"op", "after"}, {"sets", sets}, {"variant", variant}}, a_.timeout_s, "worker", name);
+    std::vector<OutputSnapshot> snaps;
+    for (auto* o : p.outputs()) snaps.push_back(o->snapshot());
+    return snaps;
+  }
+
+  json run_case(const std::string& name, int set) {
+    json c = {{"case", name}, {"status", "running"}};
+    auto p = open_shared(lab_, name, set, worker_, a_.timeout_s, "worker");
+    p->fill(a_.seed, a_.seed);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    expect_reply(worker_, {{"op", "inputs"}, {"sets", {set}}, {"seed", a_.seed}}, a_.timeout_s, "worker", name);
+    const auto inputs_before = read_inputs(*p);
+    const auto snaps = run_once(*p, set, name);
+
+    // Inputs are read-only: a kernel that writes into one (through a cast)
+    // may still produce the right output, so they are compared, not trusted.
+    json modified = json::array();
+    const auto inputs_after = read_inputs(*p);
+    const auto inputs = p->inputs();
+    for (std::size_t k = 0; k < inputs.size(); ++k)
+      if (inputs_after[k] != inputs_before[k]) modified.push_back(inputs[k].name);
+    c["modified_inputs"] = modified;
+
+    const auto expected = p->oracle();
+    auto outputs = p->outputs();
+    if (expected.size() != outputs.size())
+      throw std::logic_error("the driver's oracle gives " + std::to_string(expected.size()) + " outputs for " +
+                             std::to_string(outputs.size()));
+    bool all_clean = true, all_match = true;
+    c["outputs"] = json::array();
+    for (std::size_t k = 0; k < outputs.size(); ++k) {
+      const Output& o = *outputs[k];
+      json oj = output_json(o, snaps[k]);
+      if (expected[k].size() != o.count()) throw std::logic_error("the oracle's output " + o.name() + " has another size");
+      const auto cmp = compare_values(DType::f64, expected[k].data(), o.type(), snaps[k].bytes.data(), o.count(),
+                                      o.dims(), o.tolerance());
+      oj["mismatches"] = cmp.mismatches;
+      oj["max_abs_error"] = cmp.max_abs_error;
+      oj["max_rel_error"] = cmp.max_rel_error;
+      oj["first"] = json::array();
+      for (const auto& m : cmp.first) oj["first"].push_back({{"where", m.where}, {"expected", m.expected}, {"got", m.got}});
+      all_clean = all_clean && clean(snaps[k]);
+      all_match = all_match && cmp.ok();
+      c["outputs"].push_back(oj);
+    }
+    // A wrong result that changes from run to run is a race, not a wrong formula.
+    if (!all_match) {
+      const auto again = run_once(*p, set, name);
+      for (std::size_t k = 0; k < outputs.size(); ++k) {
+        const Output& o = *outputs[k];
+        const auto cmp = compare_values(o.type(), snaps[k].bytes.data(), o.type(), again[k].bytes.data(), o.count(),
+                                        o.dims(), o.tolerance());
+        if (!cmp.ok()) {
+          c["rerun"] = {{"output", o.name()}, {"changed", cmp.mismatches}, {"count", o.count()}};
+          break;
+        }
+      }
+    }
+    if (std::find(a_.fact_cases.begin(), a_.fact_cases.end(), name) != a_.fact_cases.end()) {
+      const json reply = expect_reply(worker_, {{"op", "facts"}, {"set", set}}, a_.timeout_s, "worker", name);
+      std::vector<Fact> reported;
+      const json& facts = reply.contains("facts") && reply["facts"].is_array() ? reply["facts"] : json::array();
+      for (const auto& f : facts)
+        if (f.is_object())
+          reported.push_back({f.value("name", std::string()), f.value("ok", false), f.value("detail", std::string())});
+      c["facts"] = json::array();
+      for (const auto& f : p->judge(reported)) c["facts"].push_back({{"name", f.name}, {"ok", f.ok}, {"detail", f.detail}});
+    }
+    c["status"] = !all_clean ? "bad_output" : !all_match ? "mismatch" : "ok";
+    problems_.push_back(std::move(p));  // the worker keeps its view of the buffers until the end
+    return c;
+  }
+
+ private:
+  const LabDefinition& lab_;
+  const RefereeArgs& a_;
+  ServerProcess& worker_;
+  std::vector<std::unique_ptr<Problem>> problems_;
+};
+
+json mode_run(const LabDefinition& lab, const RefereeArgs& a, json& result) {
+  for (const auto& f : a.fact_cases)
+    if (std::find(a.cases.begin(), a.cases.end(), f) == a.cases.end()) throw UsageError("--facts " + f + " is not a --case");
+  ServerProcess worker = start_worker(a);
+  CaseRunner runner(lab, a, worker);
+  result["cases"] = json::array();
+  bool ok = true;
+  try {
+    int set = 0;
+    for (const auto& name : a.cases) {
+      result["cases"].push_back({{"case", name}, {"status", "running"}});
+      result["cases"].back() = runner.run_case(name, set++);
+      ok = ok && result["cases"].back()["status"] == "ok";
+    }
+    expect_reply(worker, {{"op", "close"}}, a.timeout_s, "worker", "");
+  } catch (const RunFailure& f) {
+    worker.kill_all();
+    result["failure"] = f.failure();
+    result["status"] = "failed";
+    return result;
+  }
+  worker.kill_all();
+  result["status"] = ok ? "ok" : "mismatch";
+  return result;
+}
+
+json mode_list(const LabDefinition& lab) {
+  json cases = json::array();
+  for (const auto& c : lab.cases) cases.push_back({{"name", c.name}, {"description", c.description}});
+  return cases;
+}
+
+bool no_device_error(cudaError_t e) {
+  return e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver || e == cudaErrorDevicesUnavailable;
+}
+
+}  // namespace
+}  // namespace memlabs
+
+int main(int argc, char** argv) {
+  using namespace memlabs;
+  if (argc >= 2 && std::string(argv[1]) == "serve") return serve(3);
+  json result = {{"protocol", kRefereeProtocol}, {"status", "error"}};
+  int code = 0;
+  try {
+    become_referee();
+    const RefereeArgs a = parse_args(argc, argv);
+    result["mode"] = a.mode;
+    const LabDefinition lab = define_lab();
+    if (a.mode == "list") {
+      result["cases"] = mode_list(lab);
+      result["status"] = "ok";
+    } else if (a.mode == "run" || a.mode == "time") {
+      if (a.cases.empty()) throw UsageError("--case is required");
+      check_cases(lab, a.cases);
+      if (a.mode == "time" && a.cases.size() != 1) throw UsageError("time takes exactly one --case");
+      result["seed"] = a.seed;
+      if (const cudaError_t e = cudaFree(nullptr); e != cudaSuccess) {
+        result["status"] = no_device_error(e) ? "no_device" : "failed";
+        result["failure"] = {{"kind", no_device_error(e) ? "no_device" : "referee"},
+                             {"message", std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e)}};
+      } else {
+        result["device"] = device_json();
+        if (a.mode == "run") mode_run(lab, a, result);
+        else time_mode(lab, a, result);
+      }
+    } else {
+      throw UsageError("unknown mode \"" + a.mode + "\"");
+    }
+  } catch (const UsageError& e) {
+    result["status"] = "usage";
+    result["failure"] = {{"kind", "usage"}, {"message", e.what()}};
+    code = 2;
+  } catch (const CudaError& e) {
+    // The referee's own CUDA failed: a problem of the machine or the course, not the submission's.
+    result["status"] = no_device_error(e.code()) ? "no_device" : "failed";
+    result["failure"] = {{"kind", no_device_error(e.code()) ? "no_device" : "referee"},
+                         {"message", std::string("the referee hit ") + cudaGetErrorName(e.code()) + " (" +
+                                         cudaGetErrorString(e.code()) + ") at " + e.call()}};
+    code = 10;
+  } catch (const RunFailure& f) {
+    result["status"] = "failed";
+    result["failure"] = f.failure();
+  } catch (const std::exception& e) {
+    result["status"] = "failed";
+    result["failure"] = {{"kind", "referee"}, {"message", e.what()}};
+    code = 11;
+  }
+  std::cout << result.dump() << std::endl;
+  return code;
+}

@@ -1,0 +1,146 @@
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "referee.cuh"
+#include "shared_memory.cuh"
+
+using nlohmann::json;
+
+namespace memlabs {
+namespace {
+
+int open_output(const std::string& file) {
+  if (file.empty()) return -1;
+  return ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+}
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// The phase a failed request belongs to, in the words the grader uses.
+std::string phase_of(const std::string& op, const std::string& who) {
+  if (op == "run" || op == "before" || op == "after") return who == "worker" ? "candidate" : "baseline";
+  if (op == "library") return "library";
+  if (op == "open" || op == "inputs") return "setup";
+  if (op == "facts") return "facts";
+  return op;
+}
+
+}  // namespace
+
+ServerProcess start_worker(const RefereeArgs& a) {
+  SpawnOptions o;
+  if (a.variant == "baseline") {
+    o.argv = {a.self, "serve", "--fd", "3"};
+  } else {
+    o.argv = {a.worker, "serve", "--fd", "3"};
+    o.untrusted = true;
+    o.isolation = a.isolation;
+  }
+  const Fd out(open_output(a.out_file)), err(open_output(a.err_file));
+  o.stdout_fd = out.get();
+  o.stderr_fd = err.get();
+  try {
+    return ServerProcess::spawn(o);
+  } catch (const std::exception& e) {
+    throw RunFailure({{"kind", "no_start"}, {"message", std::string("could not start your program: ") + e.what()}});
+  }
+}
+
+ServerProcess start_trusted_server(const RefereeArgs& a) {
+  SpawnOptions o;
+  o.argv = {a.self, "serve", "--fd", "3"};
+  try {
+    return ServerProcess::spawn(o);
+  } catch (const std::exception& e) {
+    throw RunFailure({{"kind", "referee"}, {"message", std::string("could not start the trusted server: ") + e.what()}});
+  }
+}
+
+json expect_reply(ServerProcess& server, const json& request, double timeout_s, const std::string& who,
+                  const std::string& case_name, const std::vector<int>& fds) {
+  const std::string op = request.value("op", "");
+  Reply r = server.request(request, timeout_s, fds);
+  const std::string phase = phase_of(op, who);
+  const auto fail = [&](const std::string& kind, const std::string& message, json error = json::object()) -> json {
+    server.kill_all();
+    json f = {{"kind", kind}, {"message", message}, {"who", who}, {"phase", phase}, {"case", case_name},
+              {"ending", server.ending()}};
+    if (!error.empty()) f["error"] = std::move(error);
+    if (server.crashed()) f["signal"] = server.signal();
+    throw RunFailure(f);
+  };
+  if (!r.ok) {
+    if (r.failure == "timeout")
+      return fail("timeout", "did not answer within " + std::to_string(static_cast<int>(timeout_s)) + " s");
+    if (r.failure == "gone") {
+      server.kill_all();
+      return fail(server.crashed() ? "crash" : "exit", "ended (" + server.ending() + ") in the middle of a request");
+    }
+    return fail("protocol", "answered outside the protocol: " + r.detail);
+  }
+  if (!r.body.value("ok", false)) {
+    json error = r.body.value("error", json::object());
+    if (!error.is_object()) error = json::object();
+    const std::string kind = error.value("kind", std::string("exception")) == "cuda" ? "cuda_error" : "error";
+    error["phase"] = phase;
+    error["case"] = case_name;
+    return fail(kind, error.value("message", std::string("failed")), error);
+  }
+  r.body["seconds"] = r.seconds;
+  return r.body;
+}
+
+std::unique_ptr<Problem> open_shared(const LabDefinition& lab, const std::string& case_name, int set,
+                                     ServerProcess& server, double timeout_s, const std::string& who,
+                                     std::size_t* shared_bytes) {
+  std::unique_ptr<Problem> p;
+  std::vector<SharedAllocation> shared;
+  {
+    ExportScope scope;
+    p = lab.make(case_name);
+    shared = scope.take();
+  }
+  std::vector<int> fds;
+  json sizes = json::array();
+  std::size_t total = 0;
+  for (const auto& a : shared) {
+    fds.push_back(a.fd);
+    sizes.push_back(a.bytes);
+    total += a.bytes;
+  }
+  if (shared_bytes) *shared_bytes = total;
+  try {
+    expect_reply(server, {{"op", "open"}, {"case", case_name}, {"set", set}, {"bytes", sizes}}, timeout_s, who,
+                 case_name, fds);
+  } catch (...) {
+    for (int fd : fds) ::close(fd);
+    throw;
+  }
+  for (int fd : fds) ::close(fd);
+  return p;
+}
+
+json device_json() {
+  json d;
+  int dev = 0;
+  cudaDeviceProp p{};
+  if (cudaGetDevice(&dev) == cudaSuccess && cudaGetDeviceProperties(&p, dev) == cudaSuccess) {
+    d["name"] = p.name;
+    d["cc"] = std::to_string(p.major) + "." + std::to_string(p.minor);
+    d["sms"] = p.multiProcessorCount;
+    d["l2_bytes"] = p.l2CacheSize;
+  }
+  return d;
+}
+
+}  // namespace memlabs

@@ -1,0 +1,186 @@
+#include "serve.cuh"
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "channel.hpp"
+#include "lab_api.cuh"
+#include "shared_memory.cuh"
+
+using nlohmann::json;
+
+namespace memlabs {
+namespace {
+
+__global__ void empty_kernel() {}
+
+json error_json(const CudaError& e, const std::string& phase, const std::string& case_name) {
+  const std::string file = e.file();
+  return {{"kind", "cuda"},
+          {"name", cudaGetErrorName(e.code())},
+          {"message", cudaGetErrorString(e.code())},
+          {"call", e.call()},
+          {"where", file.substr(file.find_last_of('/') + 1) + ":" + std::to_string(e.line())},
+          {"phase", phase},
+          {"case", case_name}};
+}
+
+Variant parse_variant(const json& request) {
+  return request.value("variant", "candidate") == "baseline" ? Variant::baseline : Variant::candidate;
+}
+
+class Server {
+ public:
+  explicit Server(int fd) : channel_(fd), lab_(define_lab()) {}
+
+  int loop() {
+    for (;;) {
+      std::optional<Message> m;
+      try {
+        m = channel_.receive(-1);
+      } catch (const ChannelClosed&) {
+        return 0;  // the referee is gone: nothing left to do
+      }
+      const json& q = m->body;
+      const std::string op = q.value("op", "");
+      phase_ = op;
+      try {
+        json reply = handle(op, q, m->fds);
+        reply["ok"] = true;
+        channel_.send(reply);
+        if (op == "close") return 0;
+      } catch (const CudaError& e) {
+        send_error(error_json(e, phase_, case_));
+        return 10;  // a CUDA error poisons the context: no further request can succeed
+      } catch (const std::exception& e) {
+        send_error({{"kind", "exception"}, {"message", e.what()}, {"phase", phase_}, {"case", case_}});
+      }
+    }
+  }
+
+ private:
+  void send_error(const json& error) {
+    try {
+      channel_.send({{"ok", false}, {"error", error}});
+    } catch (const std::exception&) {
+    }
+  }
+
+  Problem& problem(const json& set) {
+    const auto it = problems_.find(set.get<int>());
+    if (it == problems_.end()) throw std::runtime_error("no problem was opened as set " + set.dump());
+    return *it->second;
+  }
+
+  template <class F>
+  void each(const json& q, F&& f) {
+    for (const auto& s : q.at("sets")) f(problem(s));
+  }
+
+  // Everything this process queued, on any stream: work a launcher puts on a
+  // stream other than the one it was given still counts, and is waited for.
+  void wait() { CUDA_CHECK(cudaDeviceSynchronize()); }
+
+  cudaStream_t stream() {
+    if (!stream_) CUDA_CHECK(cudaStreamCreate(&stream_));
+    return stream_;
+  }
+
+  json handle(const std::string& op, const json& q, std::vector<int>& fds) {
+    if (op == "open") {
+      case_ = q.at("case").get<std::string>();
+      std::vector<SharedAllocation> shared;
+      const auto& sizes = q.at("bytes");
+      if (sizes.size() != fds.size()) throw std::runtime_error("open: descriptors and sizes differ");
+      for (std::size_t i = 0; i < fds.size(); ++i) shared.push_back({fds[i], sizes[i].get<std::size_t>()});
+      fds.clear();
+      ImportScope scope(std::move(shared));
+      auto p = lab_.make(case_);
+      if (!scope.done()) throw SharedMemoryMismatch("the problem allocates fewer buffers than were shared with it");
+      problems_[q.at("set").get<int>()] = std::move(p);
+      return json::object();
+    }
+    if (op == "inputs") {
+      each(q, [&](Problem& p) { p.host_inputs(q.at("seed").get<std::uint64_t>()); });
+      return json::object();
+    }
+    if (op == "before") {
+      const Variant v = parse_variant(q);
+      each(q, [&](Problem& p) { p.prepare(v); });
+      return json::object();
+    }
+    if (op == "run") {
+      const Variant v = parse_variant(q);
+      each(q, [&](Problem& p) {
+        p.run(v, stream());
+        CUDA_CHECK_LAUNCH();
+      });
+      wait();
+      return json::object();
+    }
+    if (op == "after") {
+      const Variant v = parse_variant(q);
+      each(q, [&](Problem& p) { p.finish(v, stream()); });
+      wait();
+      return json::object();
+    }
+    if (op == "library") {
+      each(q, [&](Problem& p) { p.run_library(stream()); });
+      CUDA_CHECK_LAUNCH();
+      wait();
+      return json::object();
+    }
+    if (op == "copy") {
+      const std::size_t bytes = q.at("bytes").get<std::size_t>();
+      const int times = q.at("times").get<int>();
+      if (copy_src_.size() != bytes) {
+        copy_src_ = DeviceBuffer<unsigned char>(bytes);
+        copy_dst_ = DeviceBuffer<unsigned char>(bytes);
+        CUDA_CHECK(cudaMemsetAsync(copy_src_.data(), 1, bytes, stream()));
+      }
+      for (int i = 0; i < times; ++i)
+        CUDA_CHECK(cudaMemcpyAsync(copy_dst_.data(), copy_src_.data(), bytes, cudaMemcpyDeviceToDevice, stream()));
+      wait();
+      return json::object();
+    }
+    if (op == "nop") {
+      empty_kernel<<<1, 1, 0, stream()>>>();
+      CUDA_CHECK_LAUNCH();
+      wait();
+      return json::object();
+    }
+    if (op == "facts") {
+      json facts = json::array();
+      for (const auto& f : problem(q.at("set")).facts())
+        facts.push_back({{"name", f.name}, {"ok", f.ok}, {"detail", f.detail}});
+      return {{"facts", facts}};
+    }
+    if (op == "close") {
+      problems_.clear();
+      return json::object();
+    }
+    throw std::runtime_error("unknown request \"" + op + "\"");
+  }
+
+  Channel channel_;
+  LabDefinition lab_;
+  std::map<int, std::unique_ptr<Problem>> problems_;
+  cudaStream_t stream_ = nullptr;
+  DeviceBuffer<unsigned char> copy_src_, copy_dst_;
+  std::string phase_, case_;
+};
+
+}  // namespace
+
+int serve(int fd) {
+  try {
+    return Server(fd).loop();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "server: %s\n", e.what());
+    return 11;
+  }
+}
+
+}  // namespace memlabs

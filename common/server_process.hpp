@@ -1,0 +1,87 @@
+// A process the referee serves with, seen from the referee: started with its
+// socket as descriptor 3, asked one request at a time with a deadline, paused
+// while the referee writes inputs it must not see early, and ended with every
+// process it started, however they tried to leave (setsid, double fork).
+// Host-only.
+#pragma once
+
+#include <sys/types.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "channel.hpp"
+#include "isolation.hpp"
+
+namespace memlabs {
+
+struct SpawnOptions {
+  std::vector<std::string> argv;  // argv[0] is an absolute path
+  int stdout_fd = -1, stderr_fd = -1;  // -1: /dev/null
+  // The submission's program: isolated as `isolation` says and, when the
+  // referee runs as root outside a sandbox, run as nobody.
+  bool untrusted = false;
+  Isolation isolation;
+  std::vector<std::string> visible;  // folders the sandbox shows read-only (the program's)
+};
+
+struct Reply {
+  bool ok = false;            // the request was served
+  nlohmann::json body;        // the reply, also when it reports an error ({"ok": false, "error": ...})
+  std::string failure;        // why there is no reply: "timeout", "gone", "protocol"
+  std::string detail;         // for "protocol": what was wrong
+  double seconds = 0;         // from sending the request to the reply
+};
+
+class ServerProcess {
+ public:
+  ServerProcess() = default;
+  ~ServerProcess();
+  ServerProcess(ServerProcess&&) noexcept;
+  ServerProcess& operator=(ServerProcess&&) noexcept;
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+
+  // Throws std::runtime_error when it cannot be started.
+  static ServerProcess spawn(const SpawnOptions& options);
+
+  bool running() const { return pid_ > 0 && !reaped_; }
+  pid_t pid() const { return pid_; }
+  // Sends the request (with descriptors) and waits for the reply. A reply from
+  // the submission is hostile data: only its shape is trusted, never a verdict.
+  Reply request(const nlohmann::json& body, double timeout_s, const std::vector<int>& fds = {});
+  // SIGSTOP to every process it started, until all of them are stopped (the
+  // submission cannot read or write shared memory meanwhile); false if that
+  // could not be made to hold, in which case everything was killed.
+  bool pause();
+  void resume();
+  // Kills it and every process it started, and reaps them.
+  void kill_all();
+  // How it ended, after kill_all or when it exited: "exited with code 3", "killed by SIGSEGV".
+  std::string ending() const;
+  bool crashed() const { return signaled_; }
+  int exit_code() const { return exit_code_; }
+  int signal() const { return signal_; }
+
+ private:
+  std::vector<pid_t> processes() const;  // it and every process it started
+  void reap(bool block);
+
+  pid_t pid_ = -1;
+  Channel channel_;
+  std::string copied_program_dir_;  // a copy nobody can run, removed at the end
+  bool reaped_ = false, exited_ = false, signaled_ = false;
+  int exit_code_ = -1, signal_ = 0;
+  bool bwrap_ = false;
+};
+
+// Makes this process adopt orphans of the processes it starts (so none can
+// leave by double-forking) and keeps other users and its own children from
+// reading its memory or descriptors. Call once, before starting any.
+void become_referee();
+
+// Descendants of `root` found in /proc (parent links), root excluded.
+std::vector<pid_t> descendants_of(pid_t root);
+
+}  // namespace memlabs

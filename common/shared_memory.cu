@@ -1,0 +1,248 @@
+#include "shared_memory.cuh"
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <deque>
+#include <map>
+#include <mutex>
+
+#include "cuda_check.cuh"
+
+namespace memlabs {
+namespace {
+
+// The driver API's virtual-memory calls, looked up through the runtime so that
+// nothing links libcuda directly (a machine without a driver still builds).
+struct Vmm {
+  decltype(&cuMemCreate) create = nullptr;
+  decltype(&cuMemRelease) release = nullptr;
+  decltype(&cuMemExportToShareableHandle) export_fd = nullptr;
+  decltype(&cuMemImportFromShareableHandle) import_fd = nullptr;
+  decltype(&cuMemAddressReserve) reserve = nullptr;
+  decltype(&cuMemAddressFree) unreserve = nullptr;
+  decltype(&cuMemMap) map = nullptr;
+  decltype(&cuMemUnmap) unmap = nullptr;
+  decltype(&cuMemSetAccess) set_access = nullptr;
+  decltype(&cuMemGetAllocationGranularity) granularity = nullptr;
+};
+
+template <class F>
+void look_up(const char* name, F& f) {
+  cudaDriverEntryPointQueryResult q{};
+  CUDA_CHECK(cudaGetDriverEntryPointByVersion(name, reinterpret_cast<void**>(&f), 12000, cudaEnableDefault, &q));
+  if (q != cudaDriverEntryPointSuccess || !f) throw std::runtime_error(std::string("the driver has no ") + name);
+}
+
+const Vmm& vmm() {
+  static const Vmm v = [] {
+    Vmm x;
+    CUDA_CHECK(cudaFree(nullptr));  // the primary context, so the calls below have one
+    look_up("cuMemCreate", x.create);
+    look_up("cuMemRelease", x.release);
+    look_up("cuMemExportToShareableHandle", x.export_fd);
+    look_up("cuMemImportFromShareableHandle", x.import_fd);
+    look_up("cuMemAddressReserve", x.reserve);
+    look_up("cuMemAddressFree", x.unreserve);
+    look_up("cuMemMap", x.map);
+    look_up("cuMemUnmap", x.unmap);
+    look_up("cuMemSetAccess", x.set_access);
+    look_up("cuMemGetAllocationGranularity", x.granularity);
+    return x;
+  }();
+  return v;
+}
+
+void check(CUresult r, const char* call) {
+  if (r == CUDA_SUCCESS) return;
+  // The runtime's error of the same number says the same thing in the same words.
+  throw CudaError(static_cast<cudaError_t>(r), call, __FILE__, __LINE__);
+}
+
+int current_device() {
+  int d = 0;
+  CUDA_CHECK(cudaGetDevice(&d));
+  return d;
+}
+
+CUmemAllocationProp allocation_prop() {
+  CUmemAllocationProp p{};
+  p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  p.location.id = current_device();
+  p.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  return p;
+}
+
+std::size_t rounded(std::size_t bytes) {
+  const CUmemAllocationProp p = allocation_prop();
+  std::size_t g = 0;
+  check(vmm().granularity(&g, &p, CU_MEM_ALLOC_GRANULARITY_MINIMUM), "cuMemGetAllocationGranularity");
+  if (g == 0) g = 2u << 20;
+  return (std::max<std::size_t>(bytes, 1) + g - 1) / g * g;
+}
+
+// Reserves an address range, maps the allocation there and grants this device access.
+void* map_here(CUmemGenericAllocationHandle h, std::size_t size) {
+  CUdeviceptr ptr = 0;
+  check(vmm().reserve(&ptr, size, 0, 0, 0), "cuMemAddressReserve");
+  if (const CUresult r = vmm().map(ptr, size, 0, h, 0); r != CUDA_SUCCESS) {
+    vmm().unreserve(ptr, size);
+    check(r, "cuMemMap");
+  }
+  CUmemAccessDesc access{};
+  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  access.location.id = current_device();
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  if (const CUresult r = vmm().set_access(ptr, size, &access, 1); r != CUDA_SUCCESS) {
+    vmm().unmap(ptr, size);
+    vmm().unreserve(ptr, size);
+    check(r, "cuMemSetAccess");
+  }
+  return reinterpret_cast<void*>(ptr);
+}
+
+struct Mapping {
+  CUmemGenericAllocationHandle handle = 0;
+  std::size_t size = 0;
+};
+
+struct State {
+  std::mutex mutex;
+  MemoryRole role = MemoryRole::local;
+  std::map<void*, Mapping> mappings;       // exported or imported, not cudaMalloc'd
+  std::vector<SharedAllocation> exported;  // since the ExportScope began
+  std::deque<SharedAllocation> imports;    // still to be used by the ImportScope
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+}  // namespace
+
+MemoryRole memory_role() {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  return state().role;
+}
+
+ExportScope::ExportScope() {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  previous_ = state().role;
+  state().role = MemoryRole::exporting;
+  state().exported.clear();
+}
+
+ExportScope::~ExportScope() {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  for (const auto& a : state().exported) ::close(a.fd);
+  state().exported.clear();
+  state().role = previous_;
+}
+
+std::vector<SharedAllocation> ExportScope::take() {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  std::vector<SharedAllocation> out;
+  out.swap(state().exported);
+  return out;
+}
+
+ImportScope::ImportScope(std::vector<SharedAllocation> allocations) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  previous_ = state().role;
+  state().role = MemoryRole::importing;
+  state().imports.assign(allocations.begin(), allocations.end());
+}
+
+ImportScope::~ImportScope() {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  for (const auto& a : state().imports) ::close(a.fd);
+  state().imports.clear();
+  state().role = previous_;
+}
+
+bool ImportScope::done() const {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  return state().imports.empty();
+}
+
+void* device_allocate(std::size_t bytes) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.role == MemoryRole::local) {
+    void* p = nullptr;
+    CUDA_CHECK(cudaMalloc(&p, bytes));
+    return p;
+  }
+  const Vmm& v = vmm();
+  if (s.role == MemoryRole::exporting) {
+    const std::size_t size = rounded(bytes);
+    const CUmemAllocationProp prop = allocation_prop();
+    CUmemGenericAllocationHandle h = 0;
+    check(v.create(&h, size, &prop, 0), "cuMemCreate");
+    int fd = -1;
+    if (const CUresult r = v.export_fd(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0); r != CUDA_SUCCESS) {
+      v.release(h);
+      check(r, "cuMemExportToShareableHandle");
+    }
+    void* p = nullptr;
+    try {
+      p = map_here(h, size);
+    } catch (...) {
+      ::close(fd);
+      v.release(h);
+      throw;
+    }
+    s.mappings[p] = {h, size};
+    s.exported.push_back({fd, size});
+    return p;
+  }
+  if (s.imports.empty()) throw SharedMemoryMismatch("the problem allocates more buffers than were shared with it");
+  const SharedAllocation a = s.imports.front();
+  s.imports.pop_front();
+  const std::size_t want = rounded(bytes);
+  if (want != a.bytes) {
+    ::close(a.fd);
+    throw SharedMemoryMismatch("a shared buffer has another size than the problem asks for");
+  }
+  CUmemGenericAllocationHandle h = 0;
+  const CUresult r = v.import_fd(&h, reinterpret_cast<void*>(static_cast<std::uintptr_t>(a.fd)),
+                                 CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+  ::close(a.fd);
+  check(r, "cuMemImportFromShareableHandle");
+  void* p = nullptr;
+  try {
+    p = map_here(h, a.bytes);
+  } catch (...) {
+    v.release(h);
+    throw;
+  }
+  s.mappings[p] = {h, a.bytes};
+  return p;
+}
+
+void device_release(void* p) noexcept {
+  if (!p) return;
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const auto it = s.mappings.find(p);
+  if (it == s.mappings.end()) {
+    cudaFree(p);
+    return;
+  }
+  // Unmapping must wait for work that may still use the memory.
+  cudaDeviceSynchronize();
+  const Vmm& v = vmm();
+  v.unmap(reinterpret_cast<CUdeviceptr>(p), it->second.size);
+  v.unreserve(reinterpret_cast<CUdeviceptr>(p), it->second.size);
+  v.release(it->second.handle);
+  s.mappings.erase(it);
+}
+
+}  // namespace memlabs
