@@ -1,9 +1,12 @@
 // GPU tests of common/: guarded outputs catch unwritten elements and writes
-// past the end, the L2 flush and timers work, and an A/A timing is ~1.
+// past the end, the referee's own checks on the GPU see what they must, and
+// exported buffers work. (The referee and the timing protocol as a whole are
+// tested on every lab in tests/labs_test.cpp.)
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include "device_checks.cuh"
 #include "lab_api.cuh"
-#include "timing.cuh"
 
 using namespace memlabs;
 
@@ -71,36 +74,74 @@ TEST(Random, DeviceAndHostAgree) {
   EXPECT_NE(uniform_host(8, 1, 0, 1), uniform_host(8, 2, 0, 1));
 }
 
-// Baseline and candidate are the same kernel: the ratio must come out ~1.
-class CopyTwice : public Problem {
- public:
-  explicit CopyTwice(std::size_t n) : in_(n), out_("out", n, {static_cast<std::int64_t>(n)}) {
-    fill_uniform(in_.data(), n, 3, 0, 1);
-  }
-  void run(Variant, cudaStream_t s) override {
-    CUDA_CHECK(cudaMemcpyAsync(out_.data(), in_.data(), in_.bytes(), cudaMemcpyDeviceToDevice, s));
-  }
-  std::vector<Output*> outputs() override { return {&out_}; }
-  double bytes_moved() const override { return 2.0 * in_.bytes(); }
-  std::vector<std::vector<double>> oracle() const override { return {}; }
+__global__ void write_value(float* out, std::size_t i, float v) { out[i] = v; }
 
- private:
-  DeviceBuffer<float> in_;
-  OutputBuffer<float> out_;
-};
-
-TEST(Timing, IdenticalVariantsGiveARatioNearOne) {
+TEST(DeviceChecks, ScanFindsUnwrittenElementsAndBrokenGuards) {
   REQUIRE_GPU();
-  CopyTwice p(64u << 20);
-  TimingOptions o;
-  o.cap_s = 1.0;
-  const auto r = time_interleaved(p, o, nullptr);
-  const auto speedup = median_interval(r.speedup);
-  EXPECT_GE(r.rounds, o.min_rounds);
-  EXPECT_NEAR(speedup.median, 1.0, 0.05);
-  EXPECT_NEAR(median_interval(r.aa).median, 1.0, 0.05);
-  ASSERT_TRUE(r.memcpy_available);
-  EXPECT_NEAR(median_interval(r.fraction).median, 1.0, 0.1);
+  OutputBuffer<float> out("out", 5000, {5000});
+  out.poison();
+  write_n<<<20, 256>>>(out.data(), 4990, 1.0f);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  OutputScan s = scan_output(out, nullptr);
+  EXPECT_EQ(s.unwritten, 10u);
+  EXPECT_EQ(s.first_unwritten, 4990u);
+  EXPECT_TRUE(s.guard_after_intact);
+  write_n<<<20, 256>>>(out.data(), 5001, 1.0f);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  s = scan_output(out, nullptr);
+  EXPECT_EQ(s.unwritten, 0u);
+  EXPECT_FALSE(s.guard_after_intact);
+  EXPECT_TRUE(s.guard_before_intact);
+}
+
+TEST(DeviceChecks, CompareCountsWhatIsOutsideTheTolerance) {
+  REQUIRE_GPU();
+  OutputBuffer<float> want("out", 1000, {1000}, Tolerance{0, 1e-3}), got("out", 1000, {1000}, Tolerance{0, 1e-3});
+  write_n<<<4, 256>>>(want.data(), 1000, 1.0f);
+  write_n<<<4, 256>>>(got.data(), 1000, 1.0005f);  // within 2 x 1e-3
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_EQ(compare_outputs(want, got, 2.0, nullptr).mismatches, 0u);
+  write_value<<<1, 1>>>(got.data(), 777, 2.0f);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const DeviceComparison c = compare_outputs(want, got, 2.0, nullptr);
+  EXPECT_EQ(c.mismatches, 1u);
+  EXPECT_EQ(c.first, 777u);
+  EXPECT_EQ(c.got, 2.0);
+  got.poison();  // NaN never compares equal
+  EXPECT_EQ(compare_outputs(want, got, 2.0, nullptr).mismatches, 1000u);
+}
+
+TEST(DeviceChecks, DigestChangesWithAnyByte) {
+  REQUIRE_GPU();
+  DeviceBuffer<float> d(1001);
+  fill_uniform(d.data(), d.size(), 7, -1, 1);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const auto before = device_digest(d.data(), d.bytes(), nullptr);
+  EXPECT_EQ(device_digest(d.data(), d.bytes(), nullptr), before);
+  write_value<<<1, 1>>>(d.data(), 1000, 0.5f);  // the last word, in the tail past whole 8-byte words
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_NE(device_digest(d.data(), d.bytes(), nullptr), before);
+}
+
+TEST(SharedMemory, ExportedBuffersAreUsableHereAndHandOverTheirDescriptors) {
+  REQUIRE_GPU();
+  std::vector<SharedAllocation> shared;
+  {
+    ExportScope scope;
+    DeviceBuffer<float> a(3000);
+    OutputBuffer<float> out("out", 100, {100});
+    fill_uniform(a.data(), a.size(), 9, 0, 1);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_EQ(a.copy_to_host(), uniform_host(3000, 9, 0, 1));
+    shared = scope.take();
+    ASSERT_EQ(shared.size(), 2u);
+    for (const auto& s : shared) {
+      EXPECT_GE(s.fd, 0);
+      EXPECT_GE(s.bytes, 100 * sizeof(float));  // rounded up to the allocation granularity
+    }
+  }
+  for (const auto& s : shared) ::close(s.fd);
+  EXPECT_EQ(memory_role(), MemoryRole::local);
 }
 
 }  // namespace

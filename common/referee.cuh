@@ -20,11 +20,10 @@
 
 #include "isolation.hpp"
 #include "lab_api.cuh"
+#include "referee_protocol.hpp"
 #include "server_process.hpp"
 
 namespace memlabs {
-
-inline constexpr int kRefereeProtocol = 2;
 
 struct RefereeArgs {
   std::string mode;

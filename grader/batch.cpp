@@ -19,6 +19,7 @@
 #include "child_process.hpp"
 #include "content_hash.hpp"
 #include "session.hpp"
+#include "sha256.hpp"
 
 extern char** environ;
 
@@ -71,7 +72,7 @@ std::vector<std::string> scrubbed_environment(const fs::path& home, const BatchS
     const std::string kv = *e;
     if (starts_with(kv, "CUDA_") || starts_with(kv, "NVIDIA_") || starts_with(kv, "LD_LIBRARY_PATH=")) env.push_back(kv);
   }
-  if (settings.no_gpu) env.push_back("GRADER_NO_GPU=1");
+
   IsolationSettings iso = settings.isolation;
   iso.writable.push_back(home);
   for (auto& kv : isolation_environment(iso)) env.push_back(std::move(kv));
@@ -84,6 +85,15 @@ std::string first_line(std::string s) {
 }
 
 }  // namespace
+
+std::string result_file_stem(const std::string& id) {
+  const bool plain = !id.empty() && id.size() <= 100 && id[0] != '-' && id[0] != '.' &&
+                     std::all_of(id.begin(), id.end(), [](char c) {
+                       return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+                     });
+  if (plain) return id;
+  return "id-" + sha256_hex(id).substr(0, 24);
+}
 
 std::vector<Submission> discover_submissions(const fs::path& dir) {
   std::error_code ec;
@@ -272,22 +282,32 @@ BatchRow grade_submission(const Submission& s, const BatchSettings& settings) {
   row.id = s.id;
   row.hash = submission_hash(s.source);
   row.hints_used = hints_used(s.folder, settings.lab_id);
+  if (!settings.no_gpu_reason.empty()) {
+    row.status = "not_graded";
+    row.reason = "no GPU (" + settings.no_gpu_reason + ")";
+    return row;
+  }
   const auto t0 = std::chrono::steady_clock::now();
 
+  // private/ holds the child's copy of the submission and its messages;
+  // home/ is the child's HOME and TMPDIR. Nothing of either is bound into a
+  // sandbox, and the grade itself comes back through a pipe.
   std::string tmpl = (fs::temp_directory_path() / "grader-batch-XXXXXX").string();
   if (!::mkdtemp(tmpl.data())) {
     row.status = "error";
     row.reason = std::string("cannot create a temporary folder: ") + std::strerror(errno);
     return row;
   }
-  const fs::path home = tmpl;
-  const fs::path copy = home / "kernel.cu";
+  const fs::path private_dir = tmpl;
+  const fs::path home = private_dir / "home";
+  const fs::path copy = private_dir / "kernel.cu";
   std::error_code ec;
+  fs::create_directories(home, ec);
   fs::copy_file(s.source, copy, ec);
   if (ec) {
     row.status = "error";
     row.reason = "cannot copy the submission: " + ec.message();
-    fs::remove_all(home, ec);
+    fs::remove_all(private_dir, ec);
     return row;
   }
 
@@ -299,18 +319,18 @@ BatchRow grade_submission(const Submission& s, const BatchSettings& settings) {
   o.cwd = home;
   o.env = scrubbed_environment(home, settings);
   o.timeout_s = settings.timeout_s;
-  o.stdout_file = home / "grade.json";
-  o.stderr_file = home / "grade.err";
+  o.capture_stdout_bytes = 32u << 20;
+  o.stderr_file = private_dir / "grade.err";
   const ChildResult r = run_child(o);
   row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (r.interrupted) {
-    fs::remove_all(home, ec);
+    fs::remove_all(private_dir, ec);
     throw Interrupted();
   }
   row.grader_exit_code = r.exited ? r.exit_code : -1;
   json out;
   try {
-    out = json::parse(read_all(o.stdout_file));
+    out = json::parse(r.stdout_text);
   } catch (const std::exception&) {
   }
   const std::string schema = out.is_object() ? out.value("schema", "") : "";
@@ -326,7 +346,7 @@ BatchRow grade_submission(const Submission& s, const BatchSettings& settings) {
     row.reason = "the grader did not finish (" + (r.timed_out ? "timed out after " + std::to_string(static_cast<int>(settings.timeout_s)) + " s" : r.describe()) +
                  ")" + (err.empty() ? "" : ": " + err);
   }
-  fs::remove_all(home, ec);
+  fs::remove_all(private_dir, ec);
   return row;
 }
 
@@ -338,11 +358,11 @@ std::vector<BatchRow> run_batch(const std::vector<Submission>& subs, const Batch
   std::atomic<bool> interrupted{false};
   const fs::path results = settings.out / "results";
   fs::create_directories(results);
+  const auto row_file = [&](const std::string& id) { return results / (result_file_stem(id) + ".json"); };
 
   const auto finish = [&](std::size_t i, BatchRow row) {
     if (!row.reused)
-      write_file_atomically(results / (row.id + ".json"),
-                            row_to_json(row, settings.lab_id, settings.isolation.mode).dump(2) + "\n");
+      write_file_atomically(row_file(row.id), row_to_json(row, settings.lab_id, settings.isolation.mode).dump(2) + "\n");
     std::lock_guard<std::mutex> lock(mutex);
     rows[i] = std::move(row);
     if (progress) progress(rows[i]);
@@ -351,14 +371,15 @@ std::vector<BatchRow> run_batch(const std::vector<Submission>& subs, const Batch
   const auto work = [&] {
     for (std::size_t i; !interrupted && (i = next++) < subs.size();) {
       const Submission& s = subs[i];
-      const fs::path file = results / (s.id + ".json");
+      const fs::path file = row_file(s.id);
       const std::string hash = submission_hash(s.source);
       if (fs::exists(file)) {
         try {
           const json j = json::parse(read_all(file));
           BatchRow old = row_from_json(j);
-          // Errors are retried: they say the grade did not finish, not what the code deserves.
-          if (j.value("lab", "") == settings.lab_id && old.hash == hash && old.status != "error") {
+          // Errors and rows not graded are retried: they say nothing of what the code deserves.
+          if (j.value("lab", "") == settings.lab_id && old.hash == hash && old.id == s.id && old.status != "error" &&
+              old.status != "not_graded") {
             old.reused = true;
             finish(i, std::move(old));
             continue;
@@ -403,6 +424,10 @@ std::vector<BatchRow> run_batch(const std::vector<Submission>& subs, const Batch
   for (auto& t : threads) t.join();
   if (failure) std::rethrow_exception(failure);
   if (interrupted) throw Interrupted();
+  // Every row once more, from this process's memory, now that no submission's
+  // process is left: a file one of them changed while it ran is put right.
+  for (const auto& row : rows)
+    write_file_atomically(row_file(row.id), row_to_json(row, settings.lab_id, settings.isolation.mode).dump(2) + "\n");
   return rows;
 }
 

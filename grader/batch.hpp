@@ -1,7 +1,11 @@
 // Batch grading: a folder of submissions, each graded by its own `grader grade`
 // child process in a private temporary folder, with a scrubbed environment and
-// the runner isolated (sandbox.hpp). A crash, hang or hostile submission costs
-// one row, never the batch; finished rows are kept, so a rerun resumes.
+// the submission's code isolated (sandbox.hpp): its build in the sandbox, its
+// program started by the referee in it. The child's grade comes back through a
+// pipe, never a file the submission could reach. A crash, hang, hostile
+// submission or odd folder name costs one row, never the batch; finished rows
+// are kept, so a rerun resumes. Without a GPU nothing is graded: every row says
+// so and the batch exits non-zero.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +27,11 @@ struct Submission {
   std::filesystem::path folder;  // the submission's folder; empty for a lone <id>.cu
   std::string problem;           // why it cannot be graded; empty when it can (so far)
 };
+
+// The file a row is kept in under results/ (and gradescope/): the id itself
+// when it is a plain name, else a name made from its hash, so no folder name
+// (too long, control characters, a leading dash) can break the batch.
+std::string result_file_stem(const std::string& id);
 
 // Each entry of dir is a folder holding kernel.cu or a file <id>.cu; anything
 // else becomes a submission with a problem. Hidden entries (".x") are skipped.
@@ -55,13 +64,15 @@ struct BatchSettings {
   double timeout_s = 1800;  // per submission, whole grade (builds + queueing for the GPU + runs)
   bool all_steps = false;
   IsolationSettings isolation;  // mode, hidden folders, GPU lock
-  bool no_gpu = false;          // pass GRADER_NO_GPU=1 on
+  std::string no_gpu_reason;    // not empty: there is no GPU, so nothing is graded
 };
 
 // One row of a batch: what results/<id>.json holds (schema cuda-memory-labs/batch-result/1).
 struct BatchRow {
   std::string id;
-  std::string status;  // "graded" | "rejected" (bad submission) | "error" (the grade did not finish)
+  // "graded" | "rejected" (bad submission) | "error" (the grade did not finish)
+  // | "not_graded" (no GPU here: no score is recorded)
+  std::string status;
   std::string reason;  // rejected/error: why
   std::string hash;
   int hints_used = 0;

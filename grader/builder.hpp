@@ -1,8 +1,17 @@
-// Builds runners with nvcc: common objects, the lab's driver, a kernel.cu,
-// linked into one program. Every step is cached under .grader/cache by a
-// content hash of everything that goes into it, so an unchanged lab re-grades
-// without compiling, and the student's and the reference's kernels compile in
-// parallel.
+// Builds, with nvcc, the two programs a grade runs (common/referee.cuh):
+//   - the lab's referee: driver.cu (as MEMLABS_REFEREE) + common's referee;
+//     trusted, built from course files only, one per lab;
+//   - the submission's program (the worker): driver.cu + the kernel.cu being
+//     graded + common's worker.
+// Every step is cached under .grader/cache by a SHA-256 of everything that
+// goes into it, so an unchanged lab re-grades without compiling.
+//
+// A kernel.cu is compiled as hostile code: in a private folder holding only a
+// copy of it and of the lab's and common/'s headers, never the course; every
+// file it includes must be one of those or the toolkit's and the system's
+// headers, and its host assembly may not read files (.incbin, .include) or
+// build directives (.macro, .irp, .rept). In isolated mode (batch grading)
+// nvcc also runs inside the sandbox, where the course does not exist.
 #pragma once
 
 #include <filesystem>
@@ -30,9 +39,10 @@ struct KernelBuild {
 struct RunnerBuild {
   bool ok = false, cached = false;
   double seconds = 0;
-  std::string stage;        // where it failed: "kernel", "driver", "common", "link"
+  std::string stage;        // where it failed: "kernel", "driver", "common", "link", "referee"
   std::string diagnostics;  // human-readable, short paths
-  std::filesystem::path runner;
+  std::filesystem::path worker;   // the submission's program
+  std::filesystem::path referee;  // the lab's referee
   KernelBuild kernel;
 };
 
@@ -43,10 +53,18 @@ struct RunnerSource {
   std::vector<std::string> link_libraries;  // from lab.json "link"
 };
 
+// What a kernel.cu may include, and what its host assembly may not hold.
+// Empty when the file list and the assembly are clean, else the sentence to show.
+std::string foreign_includes(const std::vector<std::string>& dependencies,
+                             const std::vector<std::filesystem::path>& allowed_roots);
+std::string forbidden_assembly(const std::string& assembly);
+// The files of a "make" dependency rule as nvcc -M writes it.
+std::vector<std::string> parse_dependency_rule(const std::string& text);
+
 class Builder {
  public:
   Builder(Toolchain toolchain, BuildSettings settings);
-  // Builds several runners; the common objects are built once and the rest in parallel.
+  // Builds several programs; the common objects are built once and the rest in parallel.
   std::vector<RunnerBuild> build(const std::vector<RunnerSource>& sources);
   // The device probe (host code only; independent of the arch).
   std::filesystem::path probe();
@@ -54,7 +72,6 @@ class Builder {
   const Toolchain& toolchain() const { return toolchain_; }
 
  private:
-  struct Step;
   std::vector<std::string> compile_flags() const;
   std::string common_key() const;
   bool common_objects(std::vector<std::filesystem::path>& objects, std::string& log, bool& cached);

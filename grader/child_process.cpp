@@ -1,8 +1,11 @@
 #include "child_process.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -16,6 +19,9 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <set>
+#include <sstream>
+#include <vector>
 
 namespace grader {
 namespace {
@@ -133,6 +139,10 @@ class Fd {
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
   int get() const { return fd_; }
+  void close_now() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
 
  private:
   int fd_;
@@ -271,7 +281,50 @@ std::size_t printable_utf8(const std::string& s, std::size_t i) {
   return len;
 }
 
+// Every child run_child started and has not reaped yet: any other child of
+// this process is an orphan it adopted (see become_subreaper).
+std::mutex g_children_mutex;
+std::set<pid_t> g_children;
+
+// Kills and reaps the processes this one adopted: what a program left behind
+// by setsid or a double fork, which its process group's kill cannot reach.
+void sweep_adopted_orphans() {
+  const pid_t self = ::getpid();
+  for (int pass = 0; pass < 50; ++pass) {
+    std::vector<pid_t> orphans;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+      std::ifstream in(it->path() / "stat");
+      std::string line;
+      if (!std::getline(in, line)) continue;
+      const auto close = line.rfind(')');
+      if (close == std::string::npos) continue;
+      char state = 0;
+      long ppid = 0;
+      std::istringstream rest(line.substr(close + 2));
+      rest >> state >> ppid;
+      const pid_t pid = static_cast<pid_t>(std::atol(name.c_str()));
+      if (ppid != self) continue;
+      std::lock_guard<std::mutex> lock(g_children_mutex);
+      if (!g_children.count(pid)) orphans.push_back(pid);
+    }
+    if (orphans.empty()) return;
+    for (pid_t p : orphans) ::kill(p, SIGKILL);
+    for (pid_t p : orphans) {
+      int status;
+      ::waitpid(p, &status, 0);
+    }
+  }
+}
+
 }  // namespace
+
+void become_subreaper() {
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  ::prctl(PR_SET_DUMPABLE, 0);
+}
 
 ChildResult run_child(const ChildOptions& o) {
   ChildResult result;
@@ -305,9 +358,15 @@ ChildResult run_child(const ChildOptions& o) {
   };
   const Fd in(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   if (in.get() < 0) return cannot_open("/dev/null");
-  const Fd out(open_output(o.stdout_file));
+  int capture[2] = {-1, -1};
+  if (o.capture_stdout_bytes > 0 && ::pipe2(capture, O_CLOEXEC) != 0) {
+    result.start_error = std::string("cannot create a pipe: ") + std::strerror(errno);
+    return result;
+  }
+  const Fd capture_read(capture[0]);
+  Fd out(o.capture_stdout_bytes > 0 ? capture[1] : open_output(o.stdout_file));
   if (out.get() < 0) return cannot_open(o.stdout_file.string());
-  const bool shared = !o.stdout_file.empty() && o.stdout_file == o.stderr_file;
+  const bool shared = o.capture_stdout_bytes == 0 && !o.stdout_file.empty() && o.stdout_file == o.stderr_file;
   const Fd err(shared ? -1 : open_output(o.stderr_file));
   if (!shared && err.get() < 0) return cannot_open(o.stderr_file.string());
   p.in_fd = in.get();
@@ -325,12 +384,21 @@ ChildResult run_child(const ChildOptions& o) {
   const pid_t pid = ::fork();
   if (pid == 0) exec_child(p, report[1]);
   ::close(report[1]);
+  if (capture_read.get() >= 0) {
+    // Only the child may hold the write end, or the pipe never reaches end of file.
+    out.close_now();
+    ::fcntl(capture_read.get(), F_SETFL, O_NONBLOCK);
+  }
   if (pid < 0) {
     result.start_error = std::string("cannot fork: ") + std::strerror(errno);
     return result;
   }
   ::setpgid(pid, pid);  // also here, so the group exists before we might kill it
   result.pid = pid;
+  {
+    std::lock_guard<std::mutex> lock(g_children_mutex);
+    g_children.insert(pid);
+  }
 
   int failure[2];
   ssize_t got;
@@ -348,7 +416,19 @@ ChildResult run_child(const ChildOptions& o) {
 
   bool killed = false;
   int nap_ms = 1;
+  const auto drain = [&] {
+    if (capture_read.get() < 0) return;
+    char buf[65536];
+    for (;;) {
+      const ssize_t n = ::read(capture_read.get(), buf, sizeof buf);
+      if (n <= 0) break;
+      const std::size_t room = o.capture_stdout_bytes - std::min(o.capture_stdout_bytes, result.stdout_text.size());
+      result.stdout_text.append(buf, std::min<std::size_t>(room, static_cast<std::size_t>(n)));
+      if (static_cast<std::size_t>(n) > room) result.stdout_truncated = true;
+    }
+  };
   while (!has_exited(pid, killed)) {
+    drain();
     if (const int sig = g_interrupt.load()) {
       result.interrupted = true;
       result.interrupt_signal = sig;
@@ -360,16 +440,27 @@ ChildResult run_child(const ChildOptions& o) {
       killed = true;
       continue;
     }
-    const timespec ts{0, static_cast<long>(nap_ms * 1000000)};
-    ::nanosleep(&ts, nullptr);  // a single call: SIGINT/SIGTERM cut it short
+    if (capture_read.get() >= 0) {
+      pollfd p{capture_read.get(), POLLIN, 0};
+      ::poll(&p, 1, nap_ms);  // wakes for output; SIGINT/SIGTERM cut it short
+    } else {
+      const timespec ts{0, static_cast<long>(nap_ms * 1000000)};
+      ::nanosleep(&ts, nullptr);  // a single call: SIGINT/SIGTERM cut it short
+    }
     nap_ms = std::min(nap_ms * 2, 10);
   }
+  drain();
   // Whatever the program left running in its group goes with it.
   ::kill(-pid, SIGKILL);
   int status = 0;
   pid_t reaped;
   do reaped = ::waitpid(pid, &status, 0);
   while (reaped < 0 && errno == EINTR);
+  {
+    std::lock_guard<std::mutex> lock(g_children_mutex);
+    g_children.erase(pid);
+  }
+  sweep_adopted_orphans();
   result.wall_s = seconds_since(t0);
   if (reaped != pid)
     return result;  // someone else reaped it (SIGCHLD ignored): no status to report
@@ -409,14 +500,27 @@ std::string ChildResult::describe() const {
 }
 
 std::string read_head(const std::filesystem::path& file, std::size_t max_bytes) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return "";
+  // Never through a link, and only a regular file: a submission may have
+  // replaced the file with a link to something it wants quoted back.
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return "";
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return "";
+  }
   std::string raw(max_bytes, '\0');
-  in.read(raw.data(), static_cast<std::streamsize>(max_bytes));
-  raw.resize(static_cast<std::size_t>(in.gcount()));
-  std::error_code ec;
-  const std::uint64_t size = std::filesystem::file_size(file, ec);
-  const std::uint64_t cut = !ec && size > raw.size() ? size - raw.size() : 0;
+  std::size_t got = 0;
+  while (got < max_bytes) {
+    const ssize_t n = ::read(fd, raw.data() + got, max_bytes - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  raw.resize(got);
+  const std::uint64_t size = static_cast<std::uint64_t>(st.st_size);
+  const std::uint64_t cut = size > raw.size() ? size - raw.size() : 0;
 
   std::string text;
   text.reserve(raw.size());

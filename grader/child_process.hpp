@@ -30,6 +30,10 @@ struct ChildOptions {
   // The child's output goes to these files (never a pipe: no deadlock on huge
   // output). Empty = /dev/null; one path for both interleaves them as a terminal would.
   std::filesystem::path stdout_file, stderr_file;
+  // Read stdout through a pipe into ChildResult::stdout_text instead (at most
+  // this many bytes are kept; 0 = a file as above). For a trusted program whose
+  // output must not pass through a file anyone else could write.
+  std::size_t capture_stdout_bytes = 0;
   std::uint64_t max_file_bytes = 256ull
                                  << 20;  // RLIMIT_FSIZE (0 = none); past it the child gets SIGXFSZ
   std::uint64_t max_cpu_seconds = 0;     // RLIMIT_CPU if > 0
@@ -52,14 +56,24 @@ struct ChildResult {
   bool interrupted = false;
   int interrupt_signal = 0;
   double wall_s = 0;
+  std::string stdout_text;  // with capture_stdout_bytes
+  bool stdout_truncated = false;
 
   // One line: "exited with code 3", "killed by SIGSEGV (segmentation fault)",
   // "timed out after 5.0 s", ...
   std::string describe() const;
 };
 
-// Blocks until the child is gone. Safe to call from several threads at once.
+// Blocks until the child is gone, and with it every process it left behind
+// that this process adopted (see become_subreaper). Safe to call from several
+// threads at once.
 ChildResult run_child(const ChildOptions& options);
+
+// Makes this process adopt the orphans of the programs it runs, so run_child
+// can end them too (setsid and double fork leave the process group), and keeps
+// other processes of the same user from reading its memory and descriptors
+// (a submission's program must not reach the grader's pipes). Call once, early.
+void become_subreaper();
 
 // At most max_bytes from the head of a file, with a note of how much was cut
 // ("... [truncated: 12.3 MB more]"). Bytes that are not printable UTF-8 become

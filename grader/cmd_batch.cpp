@@ -125,10 +125,9 @@ int run_batch_command(const BatchCommandOptions& o, const GlobalOptions& g) {
   fs::create_directories(out);
   BatchEnvironment env = prepare_batch_environment(session, o.isolation, {submissions, out});
 
-  // Built once here, so parallel children find the reference in the cache
-  // instead of all compiling it at once.
-  const fs::path solution = session.course.solution_kernel(lab);
-  if (fs::exists(solution)) session.builder->build({{lab.dir, solution, "solution kernel.cu", manifest.link}});
+  // The referee and common objects built once here, so parallel children find
+  // them in the cache instead of all compiling them at once.
+  if (session.device.present) session.builder->build({{lab.dir, lab.dir / manifest.student_file, "kernel.cu", manifest.link}});
 
   BatchSettings settings;
   settings.course_root = session.course.root();
@@ -141,8 +140,7 @@ int run_batch_command(const BatchCommandOptions& o, const GlobalOptions& g) {
   settings.timeout_s = o.timeout_s;
   settings.all_steps = o.all;
   settings.isolation = env.isolation;
-  const char* no_gpu = std::getenv("GRADER_NO_GPU");
-  settings.no_gpu = no_gpu && std::string(no_gpu) == "1";
+  if (!session.device.present) settings.no_gpu_reason = session.device.reason;
 
   GradebookInfo info = GradebookInfo::from_manifest(manifest, lab.folder);
   info.hint_penalty = o.hint_penalty;
@@ -162,22 +160,26 @@ int run_batch_command(const BatchCommandOptions& o, const GlobalOptions& g) {
   write_file_atomically(out / "grades.csv", grades_csv(rows, info));
   write_file_atomically(out / "junit.xml", junit_xml(rows, info));
   for (const auto& r : rows)
-    write_file_atomically(out / "gradescope" / r.id / "results.json", gradescope_result(r, info).dump(2) + "\n");
+    write_file_atomically(out / "gradescope" / result_file_stem(r.id) / "results.json", gradescope_result(r, info).dump(2) + "\n");
 
-  int graded = 0, rejected = 0, errors = 0;
+  int graded = 0, rejected = 0, errors = 0, not_graded = 0;
   json jrows = json::array();
   for (const auto& r : rows) {
     graded += r.status == "graded";
     rejected += r.status == "rejected";
     errors += r.status == "error";
+    not_graded += r.status == "not_graded";
     jrows.push_back({{"id", r.id},
                      {"status", r.status},
                      {"reason", r.reason},
-                     {"points", final_score(earned_points(r, info), r.hints_used, info.hint_penalty)},
+                     {"points", r.status == "not_graded" ? json(nullptr)
+                                                         : json(final_score(earned_points(r, info), r.hints_used, info.hint_penalty))},
                      {"hints_used", r.hints_used},
                      {"reused", r.reused},
                      {"notes", row_notes(r, info)}});
   }
+  // No GPU: nothing was graded, and a caller must not take the files for grades.
+  const int code = not_graded > 0 ? kExitEnvironment : kExitPass;
   if (g.json) {
     std::cout << json{{"schema", "cuda-memory-labs/batch/1"},
                       {"lab", lab.folder},
@@ -187,17 +189,19 @@ int run_batch_command(const BatchCommandOptions& o, const GlobalOptions& g) {
                       {"isolation", env.isolation.mode},
                       {"isolation_note", env.isolation_note},
                       {"environment", env.environment},
-                      {"counts", {{"graded", graded}, {"rejected", rejected}, {"error", errors}}},
+                      {"counts", {{"graded", graded}, {"rejected", rejected}, {"error", errors}, {"not_graded", not_graded}}},
                       {"rows", jrows},
-                      {"exit_code", kExitPass}}
+                      {"exit_code", code}}
                      .dump(2)
               << "\n";
   } else {
-    std::cout << graded << " graded, " << rejected << " rejected, " << errors << " not graded (errors are retried on the next run)\n"
+    if (not_graded > 0)
+      std::cout << "not graded: no GPU (" << session.device.reason << "): no score was recorded\n";
+    std::cout << graded << " graded, " << rejected << " rejected, " << errors << " errors (retried on the next run)\n"
               << "wrote " << (out / "grades.csv").string() << ", " << (out / "junit.xml").string() << ", "
               << (out / "gradescope").string() << "/<id>/results.json\n";
   }
-  return kExitPass;
+  return code;
 }
 
 }  // namespace

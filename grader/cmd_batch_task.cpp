@@ -38,7 +38,7 @@ int run_batch_task(const BatchTaskOptions& o, const GlobalOptions& g) {
   }
   const std::size_t i = slurm_task_index(b, o.index);
   const Submission& s = b.submissions[i];
-  const fs::path file = b.out / "results" / (s.id + ".json");
+  const fs::path file = b.out / "results" / (result_file_stem(s.id) + ".json");
   const std::string hash = submission_hash(s.source);
   // SLURM_JOB_ID is the task's own id; the array's id and index name its log.
   const char* array_job = std::getenv("SLURM_ARRAY_JOB_ID");
@@ -53,7 +53,7 @@ int run_batch_task(const BatchTaskOptions& o, const GlobalOptions& g) {
       std::ifstream in(file, std::ios::binary);
       const json j = json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
       const BatchRow old = row_from_json(j);
-      if (j.value("lab", "") == b.lab_id && old.hash == hash && old.status != "error") {
+      if (j.value("lab", "") == b.lab_id && old.hash == hash && old.status != "error" && old.status != "not_graded") {
         std::cout << "kept from an earlier run: " << old.status << "\n";
         return kExitPass;
       }
@@ -95,8 +95,7 @@ int run_batch_task(const BatchTaskOptions& o, const GlobalOptions& g) {
       settings.timeout_s = b.timeout_s;
       settings.all_steps = b.all_steps;
       settings.isolation = env.isolation;
-      const char* no_gpu = std::getenv("GRADER_NO_GPU");
-      settings.no_gpu = no_gpu && std::string(no_gpu) == "1";
+      if (!session.device.present) settings.no_gpu_reason = session.device.reason;
       row = grade_submission(s, settings);
     } catch (const Interrupted&) {
       throw;

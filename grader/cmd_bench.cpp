@@ -13,7 +13,7 @@
 #include "app.hpp"
 #include "bar_chart.hpp"
 #include "manifest.hpp"
-#include "runner_client.hpp"
+#include "referee_client.hpp"
 #include "session.hpp"
 #include "terminal.hpp"
 #include "timing_chart.hpp"
@@ -207,12 +207,14 @@ int run_bench(const BenchOptions& o, const GlobalOptions& g) {
         row.error = "does not build (" + builds[i].stage + ")";
       } else {
         Activity a("timing " + c + " · " + labels[i]);
-        RunnerCall rc;
-        rc.runner = builds[i].runner;
+        RefereeCall rc;
+        rc.referee = builds[i].referee;
+        rc.worker = builds[i].worker;
         rc.args = {"time", "--case", c, "--seed", std::to_string(seed), "--cap-s", fmt(o.cap_s, 3)};
         rc.work_dir = run_dir / (c + "-" + std::to_string(i));
-        rc.timeout_s = m.timeout_s + 4 * o.cap_s;
-        const RunnerOutcome out = call_runner(rc);
+        rc.request_timeout_s = m.timeout_s;
+        rc.timeout_s = 3 * m.timeout_s + 6 * o.cap_s + 60;
+        const RunnerOutcome out = call_referee(rc);
         if (out.ok()) row.timing = out.result["timing"];
         else row.error = out.message.empty() ? out.category : out.message;
       }

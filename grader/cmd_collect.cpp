@@ -50,16 +50,18 @@ int run_collect(const CollectOptions& o, const GlobalOptions& g) {
   const auto rows = collect_slurm_rows(b, &missing);
   write_gradebooks(b.out, rows, info);
 
-  int graded = 0, rejected = 0, errors = 0;
+  int graded = 0, rejected = 0, errors = 0, not_graded = 0;
   json jrows = json::array();
   for (const auto& r : rows) {
     graded += r.status == "graded";
     rejected += r.status == "rejected";
     errors += r.status == "error";
+    not_graded += r.status == "not_graded";
     jrows.push_back({{"id", r.id},
                      {"status", r.status},
                      {"reason", r.reason},
-                     {"points", final_score(earned_points(r, info), r.hints_used, info.hint_penalty)},
+                     {"points", r.status == "not_graded" ? json(nullptr)
+                                                         : json(final_score(earned_points(r, info), r.hints_used, info.hint_penalty))},
                      {"hints_used", r.hints_used},
                      {"notes", row_notes(r, info)}});
   }
@@ -70,9 +72,10 @@ int run_collect(const CollectOptions& o, const GlobalOptions& g) {
                       {"slurm_job_id", job.empty() ? json(nullptr) : json(job)},
                       {"total_points", info.total_points()},
                       {"hint_penalty", info.hint_penalty},
-                      {"counts", {{"graded", graded}, {"rejected", rejected}, {"error", errors}, {"missing", missing}}},
+                      {"counts", {{"graded", graded}, {"rejected", rejected}, {"error", errors}, {"not_graded", not_graded},
+                                  {"missing", missing}}},
                       {"rows", jrows},
-                      {"exit_code", kExitPass}}
+                      {"exit_code", not_graded > 0 ? kExitEnvironment : kExitPass}}
                      .dump(2)
               << "\n";
   } else {
@@ -88,7 +91,7 @@ int run_collect(const CollectOptions& o, const GlobalOptions& g) {
               << "wrote " << (b.out / "grades.csv").string() << ", " << (b.out / "junit.xml").string() << ", "
               << (b.out / "gradescope").string() << "/<id>/results.json\n";
   }
-  return kExitPass;
+  return not_graded > 0 ? kExitEnvironment : kExitPass;
 }
 
 }  // namespace

@@ -82,8 +82,7 @@ int run_gradescope(const GradescopeOptions& o, const GlobalOptions& g) {
     settings.arch = session.builder->settings().arch;
     settings.timeout_s = o.timeout_s;
     settings.isolation = env.isolation;
-    const char* no_gpu = std::getenv("GRADER_NO_GPU");
-    settings.no_gpu = no_gpu && std::string(no_gpu) == "1";
+    if (!session.device.present) settings.no_gpu_reason = session.device.reason;
     row = grade_submission(s, settings);
   }
   const json result = gradescope_result(row, info);
@@ -94,17 +93,18 @@ int run_gradescope(const GradescopeOptions& o, const GlobalOptions& g) {
                       {"submission", s.source.empty() ? json(nullptr) : json(s.source.string())},
                       {"status", row.status},
                       {"reason", row.reason},
-                      {"score", result["score"]},
-                      {"exit_code", kExitPass}}
+                      {"score", result.value("score", json(nullptr))},
+                      {"exit_code", row.status == "not_graded" ? kExitEnvironment : kExitPass}}
                      .dump(2)
               << "\n";
   } else {
     std::cout << "graded " << (s.source.empty() ? dir.string() : s.source.string()) << ": " << row.status
               << (row.reason.empty() ? "" : " (" + row.reason + ")") << ", score "
-              << format_number(result["score"].get<double>(), 2) << "/" << format_number(info.total_points(), 2)
-              << "\nwrote " << results.string() << "\n";
+              << (result.contains("score") ? format_number(result["score"].get<double>(), 2) : std::string("none"))
+              << "/" << format_number(info.total_points(), 2) << "\nwrote " << results.string() << "\n";
   }
-  return kExitPass;
+  // Without a GPU no score was recorded: the autograder run must show as failed.
+  return row.status == "not_graded" ? kExitEnvironment : kExitPass;
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// grader publish --out DIR — a class copy of the course without solution
-// sources, with every lab's reference runner prebuilt (publish.hpp).
+// grader publish --out DIR — a class copy of the course without its
+// solutions in any form (publish.hpp).
 #include <iostream>
 #include <memory>
 
@@ -7,14 +7,13 @@
 #include "course.hpp"
 #include "publish.hpp"
 #include "terminal.hpp"
-#include "toolchain.hpp"
 
 namespace grader {
 namespace {
 
 struct PublishCommandOptions {
   std::string out;
-  std::vector<std::string> labs, archs;
+  std::vector<std::string> labs;
   bool force = false;
 };
 
@@ -23,13 +22,10 @@ int run_publish(const PublishCommandOptions& o, const GlobalOptions& g) {
   PublishOptions po;
   po.out = o.out;
   po.labs = o.labs;
-  po.archs = o.archs;
   po.force = o.force;
-  po.verbose = g.verbose;
   PublishResult r;
   try {
-    const Toolchain toolchain = detect_toolchain();
-    r = publish(course, toolchain, po);
+    r = publish(course, po);
   } catch (const PublishError& e) {
     if (g.json) {
       std::cout << nlohmann::json{{"schema", "cuda-memory-labs/error/1"}, {"error", e.what()}, {"exit_code", e.exit_code}}.dump(2)
@@ -48,12 +44,9 @@ int run_publish(const PublishCommandOptions& o, const GlobalOptions& g) {
     return kExitEnvironment;
   }
   if (g.json) {
-    std::cout << nlohmann::json{{"schema", "cuda-memory-labs/publish/1"},
+    std::cout << nlohmann::json{{"schema", "cuda-memory-labs/publish/2"},
                                 {"out", r.out.string()},
                                 {"labs", r.labs},
-                                {"archs", r.archs},
-                                {"ptx", r.ptx},
-                                {"nvcc", r.nvcc_version},
                                 {"files", r.files},
                                 {"protected_files", r.protected_files},
                                 {"notes", r.notes},
@@ -63,10 +56,7 @@ int run_publish(const PublishCommandOptions& o, const GlobalOptions& g) {
     return kExitPass;
   }
   std::cout << Style::pass_mark() << " published " << r.labs.size() << " lab" << (r.labs.size() == 1 ? "" : "s") << " to "
-            << Style::bold(r.out.string()) << " (" << r.files << " files, no solution sources)\n";
-  std::cout << "    reference runners: " << r.archs.size() << " architectures (";
-  for (std::size_t i = 0; i < r.archs.size(); ++i) std::cout << (i ? ", " : "") << r.archs[i];
-  std::cout << ") + " << r.ptx << " PTX, nvcc " << r.nvcc_version << "\n";
+            << Style::bold(r.out.string()) << " (" << r.files << " files, no solution in any form)\n";
   std::cout << "    " << r.protected_files << " protected files hashed in " << kPublishedManifest
             << ": `grader verify` in the copy lists any that changed\n";
   for (const auto& n : r.notes) std::cout << "  " << Style::yellow("note: ") << n << "\n";
@@ -76,16 +66,12 @@ int run_publish(const PublishCommandOptions& o, const GlobalOptions& g) {
 }  // namespace
 
 Command publish_command() {
-  return {"publish", "Write a class copy of the course without solution sources (reference runners prebuilt)",
+  return {"publish", "Write a class copy of the course without its solutions",
           [](CLI::App& sub, GlobalOptions& g) -> std::function<int()> {
             auto o = std::make_shared<PublishCommandOptions>();
             sub.add_option("--out", o->out, "the folder to create (written beside it as DIR.tmp-PID, then renamed)")
                 ->required();
             sub.add_option("--labs", o->labs, "labs to publish, e.g. lab00,lab07 (default: every lab)")->delimiter(',');
-            sub.add_option("--archs", o->archs,
-                           "GPU architectures of the reference runners, e.g. sm_80,sm_90 "
-                           "(default: sm_70,sm_75,sm_80,sm_86,sm_89,sm_90, less what this nvcc cannot build)")
-                ->delimiter(',');
             sub.add_flag("--force", o->force, "replace DIR if it is an earlier published copy (or an empty folder)");
             return [o, &g] { return run_publish(*o, g); };
           }};

@@ -7,10 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "sha256.hpp"
+
 namespace grader {
 
-// FNV-1a, 64 bits. Not cryptographic: the cache only needs to tell honest
-// edits apart, and every cache entry is rebuilt from sources on demand.
+// SHA-256 of every item with its length, shown as 128 bits. Cryptographic on
+// purpose: a submission is compiled under a key of its own bytes, and a key
+// anyone could collide would let one submission be handed another's build.
 class ContentHash {
  public:
   ContentHash& add(const std::string& bytes);
@@ -20,7 +23,7 @@ class ContentHash {
   std::string hex() const;
 
  private:
-  std::uint64_t h_ = 0xcbf29ce484222325ull;
+  Sha256 h_;
 };
 
 }  // namespace grader

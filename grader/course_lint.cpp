@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "grading.hpp"
-#include "runner_client.hpp"
+#include "referee_client.hpp"
 #include "session.hpp"
 #include "todo_regions.hpp"
 
@@ -557,8 +557,8 @@ void lint_lab_gpu(Session& session, const LabSources& s, const GpuLintOptions& o
                                                     : "grading exits " + std::to_string(sk.exit_code)),
                              sk_fails));
 
-  // A published copy grades against its prebuilt reference runner, so the
-  // skeleton's verdict above still means something; the rest needs the source.
+  // A published copy grades with the referee built from its own public files,
+  // so the skeleton's verdict above still means something; the rest needs the solution.
   if (!s.solution) {
     out.items.push_back(item(
         "solution_gpu", "skip",
@@ -580,7 +580,7 @@ void lint_lab_gpu(Session& session, const LabSources& s, const GpuLintOptions& o
                              "the solution does not pass every step (exit " + std::to_string(so.exit_code) + ")", d));
   }
 
-  // The reference runner's own timing, as grading.cpp's timing_for asks the
+  // The reference solution's own timing, as grading.cpp's timing_for asks the
   // student's: one session per case decides every threshold on it.
   const auto builds = session.builder->build({{s.lab.dir, *s.solution_path, "solution kernel.cu", m.link}});
   std::map<std::string, std::vector<std::pair<int, const Check*>>> by_case;
@@ -599,8 +599,9 @@ void lint_lab_gpu(Session& session, const LabSources& s, const GpuLintOptions& o
                                  "the reference does not build"));
       continue;
     }
-    RunnerCall rc;
-    rc.runner = builds[0].runner;
+    RefereeCall rc;
+    rc.referee = builds[0].referee;
+    rc.worker = builds[0].worker;
     rc.args = {"time", "--case", case_name, "--seed", std::to_string(seed), "--cap-s", fmt(o.cap_s, 3)};
     for (const auto& [step, c] : checks)
       rc.args.insert(rc.args.end(), {"--decide", std::string(c->kind == "speedup"            ? "speedup:"
@@ -608,9 +609,10 @@ void lint_lab_gpu(Session& session, const LabSources& s, const GpuLintOptions& o
                                                                                              : "library:") +
                                                      fmt(c->min, 4)});
     rc.work_dir = run_dir / case_name;
-    rc.timeout_s = m.timeout_s + 4 * o.cap_s;
+    rc.request_timeout_s = m.timeout_s;
+    rc.timeout_s = 3 * m.timeout_s + 6 * o.cap_s + 60;
     rc.who = "the reference";
-    const RunnerOutcome t = call_runner(rc);
+    const RunnerOutcome t = call_referee(rc);
     for (const auto& [step, c] : checks) {
       const std::string id = "margin:step" + std::to_string(step) + ":" + c->kind + ":" + case_name;
       if (!t.ok()) {

@@ -158,7 +158,7 @@ std::string xml_escape(const std::string& text) {
 
 std::string row_notes(const BatchRow& row, const GradebookInfo& info) {
   if (row.status == "rejected") return "rejected: " + row.reason;
-  if (row.status == "error") return "not graded: " + row.reason;
+  if (row.status == "error" || row.status == "not_graded") return "not graded: " + row.reason;
   std::vector<std::string> notes;
   if (build_failed(row)) notes.push_back(build_failure(row));
   bool skipped = false;
@@ -186,8 +186,10 @@ std::string grades_csv(const std::vector<BatchRow>& rows, const GradebookInfo& i
   for (const auto& r : rows) {
     os << csv_field(r.id);
     for (std::size_t i = 0; i < info.steps.size(); ++i) os << "," << (step_status(r, i) == "pass" ? 1 : 0);
-    os << "," << format_number(final_score(earned_points(r, info), r.hints_used, info.hint_penalty), 2) << ","
-       << format_number(info.total_points(), 2);
+    // No score at all for a row that was not graded: an empty cell, never a 0.
+    os << "," << (r.status == "not_graded" ? std::string()
+                                           : format_number(final_score(earned_points(r, info), r.hints_used, info.hint_penalty), 2))
+       << "," << format_number(info.total_points(), 2);
     for (const auto& c : cols) os << "," << format_number(timed_value(r, c), 3);
     os << "," << r.hints_used << "," << csv_field(row_notes(r, info));
     os << "\r\n";
@@ -227,6 +229,8 @@ json gradescope_result(const BatchRow& row, const GradebookInfo& info) {
   extra["hints_used"] = row.hints_used;
   extra["hint_penalty"] = info.hint_penalty;
   if (row.report.is_object()) extra["seed"] = row.report.value("seed", json());
+  // Not graded (no GPU): no score and no tests, so Gradescope cannot record a 0 as a grade.
+  if (row.status == "not_graded") return {{"output", output}, {"tests", json::array()}, {"extra_data", extra}};
   return {{"score", score}, {"output", output}, {"tests", tests}, {"extra_data", extra}};
 }
 

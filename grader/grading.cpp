@@ -13,10 +13,11 @@
 #include "compare.hpp"
 #include "compiler_report.hpp"
 #include "ncu_report.hpp"
-#include "prebuilt_reference.hpp"
-#include "runner_client.hpp"
+#include "plausibility.hpp"
+#include "referee_client.hpp"
 #include "sanitizer_report.hpp"
 #include "stats.hpp"
+#include "tool_run.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -75,7 +76,6 @@ class LabGrader {
 
  private:
   bool build();
-  bool use_prebuilt_reference();
   CheckResult check(const Check& c);
   CheckResult check_ptx(const Check& c);
   CheckResult check_ptxas(const Check& c);
@@ -86,8 +86,8 @@ class LabGrader {
   CheckResult instead_of_ncu(const Check& c, const std::string& why);
   CheckResult check_sanitizer(const Check& c);
   void run_correctness();
-  std::optional<std::string> rerun_differs(const std::string& case_name, const nlohmann::json& first);
   const RunnerOutcome& timing_for(const std::string& case_name);
+  RefereeCall referee_call(const std::string& tag) const;
   std::optional<std::string> gpu_unavailable() const;
 
   Session& s_;
@@ -99,7 +99,7 @@ class LabGrader {
   PtxModule ptx_;
   std::map<std::string, KernelResources> resources_;
   bool correctness_done_ = false;
-  RunnerOutcome student_run_, reference_run_;
+  RunnerOutcome student_run_;
   std::map<std::string, RunnerOutcome> timing_;
   int tool_runs_ = 0;  // numbers the work folders of ncu and sanitizer runs
 };
@@ -111,66 +111,23 @@ std::optional<std::string> LabGrader::gpu_unavailable() const {
 
 bool LabGrader::build() {
   Activity activity("building " + (o_.submission ? o_.submission->filename().string() : m_.student_file));
-  std::vector<RunnerSource> sources;
-  RunnerSource student{lab_.dir, o_.submission.value_or(lab_.dir / m_.student_file), "kernel.cu", m_.link};
-  sources.push_back(student);
-  const fs::path solution = s_.course.solution_kernel(lab_);
-  const bool have_solution = fs::exists(solution);
-  if (have_solution) sources.push_back({lab_.dir, solution, "solution kernel.cu", m_.link});
-  auto builds = s_.builder->build(sources);
-  rep_.student_build = builds[0];
-  if (have_solution) rep_.reference_build = builds[1];
-  if (!rep_.student_build.kernel.ok && !rep_.student_build.ok) return false;
+  const RunnerSource student{lab_.dir, o_.submission.value_or(lab_.dir / m_.student_file), "kernel.cu", m_.link};
+  rep_.student_build = s_.builder->build({student})[0];
   if (rep_.student_build.kernel.ok) {
     ptx_ = parse_ptx(read_binary(rep_.student_build.kernel.ptx_file));
     resources_ = parse_ptxas_report(rep_.student_build.kernel.ptxas_log);
   }
-  if (have_solution) rep_.reference_origin = "built";
-  else if (!use_prebuilt_reference())
-    rep_.notes.push_back("no reference solution at " + solution.string() + ": correctness checks cannot run");
-  if (have_solution && !rep_.reference_build.ok)
-    rep_.notes.push_back("the reference solution does not build (a course problem, not yours):\n" +
-                         rep_.reference_build.diagnostics);
   return rep_.student_build.ok;
 }
 
-// A published class copy has no solutions/: its reference runner was built by
-// `grader publish` and ships in .reference/<lab>/ (prebuilt_reference.hpp).
-bool LabGrader::use_prebuilt_reference() {
-  const auto pre = find_prebuilt_reference(s_.course.root(), lab_.folder);
-  if (!pre) return false;
-  rep_.reference_origin = "prebuilt";
-  auto& b = rep_.reference_build;
-  b.runner = pre->runner;
-  b.cached = true;
-  if (!pre->problem.empty()) {
-    b.stage = "prebuilt";
-    b.diagnostics = pre->problem;
-    rep_.notes.push_back("the prebuilt reference runner cannot be used (a course problem, not yours): " + pre->problem);
-    return true;
-  }
-  if (s_.device.present && !prebuilt_runs_on(pre->archs, pre->ptx, s_.device.arch)) {
-    b.stage = "prebuilt";
-    b.diagnostics = "built for " + join(pre->archs, ", ") + " and " + pre->ptx + ", which cannot run on this " +
-                    s_.device.arch + " GPU";
-    rep_.notes.push_back("the prebuilt reference runner was " + b.diagnostics +
-                         ": correctness checks cannot run (publish the course again with --archs including " +
-                         s_.device.arch + ")");
-    return true;
-  }
-  b.ok = true;
-  std::string now;
-  try {
-    now = reference_source_hash(s_.course.root(), lab_.dir);
-  } catch (const std::exception& e) {
-    now = std::string("unreadable: ") + e.what();
-  }
-  if (now != pre->source_sha256)
-    rep_.notes.push_back("stale reference: lab " + lab_.folder + "'s driver.cu, its headers or common/ changed since " +
-                         "the reference runner was built (" + pre->info_file.string() +
-                         "); correctness verdicts compare against a runner built from the old sources. " +
-                         "`grader verify` lists what changed");
-  return true;
+// The referee of this lab grading the student's program: `tag` names the work folder.
+RefereeCall LabGrader::referee_call(const std::string& tag) const {
+  RefereeCall rc;
+  rc.referee = rep_.student_build.referee;
+  rc.worker = rep_.student_build.worker;
+  rc.work_dir = run_dir_ / tag;
+  rc.request_timeout_s = m_.timeout_s;
+  return rc;
 }
 
 CheckResult LabGrader::check_ptx(const Check& c) {
@@ -246,48 +203,40 @@ CheckResult LabGrader::check_ptxas(const Check& c) {
 void LabGrader::run_correctness() {
   if (correctness_done_) return;
   correctness_done_ = true;
-  Activity activity("running your program and the reference");
-  std::vector<std::string> args = {"run", "--seed", std::to_string(rep_.seed)};
-  for (const auto& step : m_.steps)
-    for (const auto& c : step.checks)
-      for (const auto& name : c.kind == "correct" ? c.cases : c.kind == "api" ? std::vector<std::string>{c.case_name} : std::vector<std::string>{})
-        if (std::find(args.begin(), args.end(), name) == args.end()) args.insert(args.end(), {"--case", name});
-  auto call = [&](const fs::path& runner, const std::string& tag, const std::string& who) {
-    RunnerCall rc;
-    rc.runner = runner;
-    rc.args = args;
-    rc.args.insert(rc.args.end(), {"--dump-dir", (run_dir_ / tag / "dump").string()});
-    rc.work_dir = run_dir_ / tag;
-    rc.timeout_s = m_.timeout_s;
-    rc.who = who;
-    return call_runner(rc);
+  Activity activity("running your program");
+  RefereeCall rc = referee_call("run");
+  rc.args = {"run", "--seed", std::to_string(rep_.seed)};
+  const auto add_case = [&](const std::string& name) {
+    for (std::size_t i = 0; i + 1 < rc.args.size(); ++i)
+      if (rc.args[i] == "--case" && rc.args[i + 1] == name) return;
+    rc.args.insert(rc.args.end(), {"--case", name});
   };
-  // Both on the GPU at once: correctness runs are small, and this halves the
-  // wait. Not when an api check reads device-wide state (free memory for a
-  // leak check), which the other process would disturb.
-  bool device_wide_facts = false;
+  std::size_t cases = 0;
   for (const auto& step : m_.steps)
-    for (const auto& c : step.checks) device_wide_facts = device_wide_facts || c.kind == "api";
-  if (device_wide_facts) {
-    student_run_ = call(rep_.student_build.runner, "student", "your program");
-    reference_run_ = call(rep_.reference_build.runner, "reference", "the reference");
-  } else {
-    auto ref = std::async(std::launch::async, [&] { return call(rep_.reference_build.runner, "reference", "the reference"); });
-    student_run_ = call(rep_.student_build.runner, "student", "your program");
-    reference_run_ = ref.get();
-  }
+    for (const auto& c : step.checks) {
+      if (c.kind == "correct")
+        for (const auto& name : c.cases) add_case(name), ++cases;
+      if (c.kind == "api") {
+        add_case(c.case_name);
+        rc.args.insert(rc.args.end(), {"--facts", c.case_name});
+        ++cases;
+      }
+    }
+  // Every request may take the lab's timeout; a case makes a few requests.
+  rc.timeout_s = m_.timeout_s * (4.0 * static_cast<double>(cases) + 2) + 30;
+  student_run_ = call_referee(rc);
   if (!student_run_.stdout_head.empty() || !student_run_.stderr_head.empty())
     rep_.program_output = student_run_.stdout_head + student_run_.stderr_head;
 }
 
 const json* find_case(const json& result, const std::string& name) {
-  if (!result.contains("cases")) return nullptr;
+  if (!result.is_object() || !result.contains("cases") || !result["cases"].is_array()) return nullptr;
   for (const auto& c : result["cases"])
     if (c.value("case", "") == name) return &c;
   return nullptr;
 }
 
-// What is wrong with an output the runner checked itself: unwritten elements or broken guards.
+// What is wrong with an output the referee checked: unwritten elements or broken guards.
 std::optional<std::pair<std::string, std::string>> output_problem(const json& out) {
   const std::string name = out.value("name", "out");
   if (!out.value("guard_after_intact", true))
@@ -313,44 +262,34 @@ bool tile_aligned(const json& outputs) {
 
 CheckResult LabGrader::check_correct(const Check& c) {
   if (auto why = gpu_unavailable()) return skipped(c, *why);
-  if (!rep_.reference_build.ok) return skipped(c, "no reference runner to compare with");
   run_correctness();
-  if (reference_run_.category != "ok")
-    return failed(c, "the reference failed, which is a course problem: " + reference_run_.message);
   CheckResult r;
   r.kind = c.kind;
   std::vector<std::string> passed, aligned_passed, mismatched;
   std::optional<CheckResult> first_mismatch;
-  const json* first_mismatch_case = nullptr;
   bool mismatches_all_unaligned = true;
   for (const auto& name : c.cases) {
     const json* got = find_case(student_run_.result, name);
-    const json* want = find_case(reference_run_.result, name);
     if (!got || got->value("status", "") == "running") {
       if (first_mismatch) break;  // the earlier case's mismatch is the first thing wrong
-      // The process stopped in (or before) this case.
-      // No result at all after a hang or a crash: then no case is named.
-      const json& res = student_run_.result;
-      const std::string crashed_in = res.is_object() && res.contains("error") && res["error"].is_object()
-                                         ? res["error"].value("case", std::string())
-                                         : std::string();
+      // The program stopped in (or before) this case.
+      const json failure = student_run_.result.is_object() ? student_run_.result.value("failure", json::object()) : json::object();
+      const std::string crashed_in = failure.is_object() ? failure.value("case", std::string()) : std::string();
+      if (student_run_.category == "referee" || student_run_.category == "no_device") return skipped(c, student_run_.message);
       r.status = "fail";
       r.summary = student_run_.message.empty() ? "case " + name + " did not run" : student_run_.message;
       if (!crashed_in.empty() && crashed_in != name) r.summary = "case " + name + " did not run: " + r.summary;
-      // A result that is "ok" yet lacks a case was not written by the runner.
-      r.symptom = student_run_.category == "ok" ? "forged_result" : student_run_.category;
+      r.symptom = student_run_.category == "ok" ? "error" : student_run_.category;
+      if (student_run_.category == "referee") r.symptom = "referee";
       return r;
     }
     const auto modified = got->value("modified_inputs", std::vector<std::string>{});
     if (!modified.empty() && !first_mismatch)
       return failed(c, "case " + name + ": your program changed its input `" + join(modified, "`, `") +
                            "` (inputs are read-only)", "modified_input");
-    const auto& got_outputs = (*got)["outputs"];
-    const auto& want_outputs = (*want)["outputs"];
+    const json outputs = got->value("outputs", json::array());
     bool case_ok = true;
-    for (std::size_t k = 0; k < want_outputs.size() && case_ok; ++k) {
-      const auto& w = want_outputs[k];
-      const auto& g = got_outputs.at(k);
+    for (const auto& g : outputs) {
       if (auto problem = output_problem(g)) {
         if (first_mismatch) break;
         r.status = "fail";
@@ -358,45 +297,39 @@ CheckResult LabGrader::check_correct(const Check& c) {
         r.symptom = problem->second;
         return r;
       }
-      const auto dtype = memlabs::parse_dtype(w.value("dtype", ""));
-      // The grader's own dump folders, not paths from the result file: a
-      // forged result could point at the reference's dump.
-      const std::string output_file = w.value("name", std::string("out")) + ".bin";
-      const std::string want_bytes = read_binary(run_dir_ / "reference" / "dump" / name / output_file);
-      const std::string got_bytes = read_binary(run_dir_ / "student" / "dump" / name / output_file);
-      const std::size_t count = w.value("count", 0ull);
-      if (!dtype || want_bytes.size() != count * memlabs::dtype_size(*dtype) || got_bytes.size() != want_bytes.size()) {
-        if (first_mismatch) break;
-        r.status = "fail";
-        r.summary = "case " + name + ": output `" + w.value("name", "") + "` has the wrong size";
-        return r;
-      }
-      const auto cmp = memlabs::compare_values(*dtype, want_bytes.data(), *dtype, got_bytes.data(), count,
-                                               w.value("dims", std::vector<std::int64_t>{}),
-                                               {w.value("rtol", 0.0), w.value("atol", 0.0)});
-      if (!cmp.ok()) {
-        case_ok = false;
-        if (!first_mismatch) {
-          CheckResult m;
-          m.kind = c.kind;
-          m.status = "fail";
-          m.summary = "case " + name + ": " + std::to_string(cmp.mismatches) + " of " + std::to_string(cmp.count) +
-                      " elements of `" + w.value("name", "") + "` differ from the reference";
-          for (const auto& mm : cmp.first)
-            m.details.push_back("at " + mm.where + ": expected " + fmt(mm.expected, 6) + ", got " + fmt(mm.got, 6));
-          m.data = {{"case", name}, {"mismatches", cmp.mismatches}, {"count", cmp.count}};
-          m.symptom = "mismatch";
-          first_mismatch = m;
-          first_mismatch_case = got;
+      const auto mismatches = g.value("mismatches", 0ull);
+      if (mismatches == 0) continue;
+      case_ok = false;
+      if (!first_mismatch) {
+        CheckResult m;
+        m.kind = c.kind;
+        m.status = "fail";
+        m.summary = "case " + name + ": " + std::to_string(mismatches) + " of " + std::to_string(g.value("count", 0ull)) +
+                    " elements of `" + g.value("name", "") + "` differ from the expected result";
+        for (const auto& mm : g.value("first", json::array()))
+          m.details.push_back("at " + mm.value("where", std::string("?")) + ": expected " +
+                              fmt(mm.value("expected", 0.0), 6) + ", got " + fmt(mm.value("got", 0.0), 6));
+        m.data = {{"case", name}, {"mismatches", mismatches}, {"count", g.value("count", 0ull)}};
+        m.symptom = "mismatch";
+        // A result that changes from run to run is a race, not a wrong formula.
+        if (got->contains("rerun") && (*got)["rerun"].is_object()) {
+          const json& rr = (*got)["rerun"];
+          m.symptom = "nondeterministic";
+          m.details.push_back("a second run with the same inputs gave a different result (" +
+                              std::to_string(rr.value("changed", 0ull)) + " of " + std::to_string(rr.value("count", 0ull)) +
+                              " elements of `" + rr.value("output", std::string()) +
+                              "` changed): some threads read values before others wrote them");
         }
+        first_mismatch = m;
       }
+      break;
     }
     if (case_ok) {
       passed.push_back(name);
-      if (tile_aligned(want_outputs)) aligned_passed.push_back(name);
+      if (tile_aligned(outputs)) aligned_passed.push_back(name);
     } else {
       mismatched.push_back(name);
-      mismatches_all_unaligned = mismatches_all_unaligned && !tile_aligned(want_outputs);
+      mismatches_all_unaligned = mismatches_all_unaligned && !tile_aligned(outputs);
     }
   }
   if (first_mismatch) {
@@ -404,94 +337,84 @@ CheckResult LabGrader::check_correct(const Check& c) {
     if (mismatched.size() > 1)
       r.details.push_back("also wrong: " + join({mismatched.begin() + 1, mismatched.end()}, ", "));
     if (!passed.empty()) r.details.push_back("right: " + join(passed, ", "));
-    // What kind of wrong it is chooses the hint (symptom_hints in lab.json).
-    if (auto differs = rerun_differs(mismatched.front(), *first_mismatch_case)) {
-      r.symptom = "nondeterministic";
-      r.details.push_back(*differs);
-    } else if (!aligned_passed.empty() && mismatches_all_unaligned) {
+    if (r.symptom == "mismatch" && !aligned_passed.empty() && mismatches_all_unaligned) {
       r.symptom = "edge_mismatch";
       r.details.push_back("wrong only at sizes that are not multiples of 32; right at " + join(aligned_passed, ", "));
     }
     r.data["mismatched_cases"] = mismatched;
     return r;
   }
-  r.summary = "matches the reference on " + join(passed, ", ") + " (seed " + std::to_string(rep_.seed) + ")";
+  r.summary = "matches the expected result on " + join(passed, ", ") + " (seed " + std::to_string(rep_.seed) + ")";
   r.data = {{"cases", passed}};
   return r;
-}
-
-// Runs one case again with the same inputs: a result that changes between
-// two runs is a race between threads, not a wrong formula.
-std::optional<std::string> LabGrader::rerun_differs(const std::string& case_name, const json& first) {
-  RunnerCall rc;
-  rc.runner = rep_.student_build.runner;
-  rc.args = {"run", "--seed", std::to_string(rep_.seed), "--case", case_name, "--dump-dir",
-             (run_dir_ / "rerun" / "dump").string()};
-  rc.work_dir = run_dir_ / "rerun";
-  rc.timeout_s = m_.timeout_s;
-  Activity activity("running case " + case_name + " again with the same inputs");
-  const RunnerOutcome again = call_runner(rc);
-  if (!again.ok() && again.category != "bad_output") return std::nullopt;
-  const json* second = find_case(again.result, case_name);
-  if (!second || !first.contains("outputs") || !second->contains("outputs")) return std::nullopt;
-  const auto& a = first["outputs"];
-  const auto& b = (*second)["outputs"];
-  for (std::size_t k = 0; k < a.size() && k < b.size(); ++k) {
-    const auto dtype = memlabs::parse_dtype(a[k].value("dtype", ""));
-    const std::string file = a[k].value("name", std::string("out")) + ".bin";
-    const std::string x = read_binary(run_dir_ / "student" / "dump" / case_name / file);
-    const std::string y = read_binary(run_dir_ / "rerun" / "dump" / case_name / file);
-    const std::size_t count = a[k].value("count", 0ull);
-    if (!dtype || x.size() != y.size() || x.size() != count * memlabs::dtype_size(*dtype) || x == y) continue;
-    // Within the output's tolerance is not a change: float atomics add in a
-    // different order every run, and the reference comparison allows for that.
-    const auto cmp = memlabs::compare_values(*dtype, x.data(), *dtype, y.data(), count,
-                                             a[k].value("dims", std::vector<std::int64_t>{}),
-                                             {a[k].value("rtol", 0.0), a[k].value("atol", 0.0)});
-    if (cmp.ok()) continue;
-    return "a second run with the same inputs gave a different result (" + std::to_string(cmp.mismatches) + " of " +
-           std::to_string(count) + " elements of `" + a[k].value("name", std::string()) +
-           "` changed): some threads read values before others wrote them";
-  }
-  return std::nullopt;
 }
 
 const RunnerOutcome& LabGrader::timing_for(const std::string& case_name) {
   auto it = timing_.find(case_name);
   if (it != timing_.end()) return it->second;
   Activity activity("timing " + case_name + " (baseline, yours, memcpy)");
-  std::vector<std::string> args = {"time", "--case", case_name, "--seed", std::to_string(rep_.seed),
-                                   "--cap-s", fmt(o_.cap_s, 3)};
+  RefereeCall rc = referee_call("time-" + case_name);
+  rc.args = {"time", "--case", case_name, "--seed", std::to_string(rep_.seed), "--cap-s", fmt(o_.cap_s, 3)};
   // Every threshold any step puts on this case, so one session decides them all.
   const auto decide = [&](const Check& c) {
     if (is_timed(c) && c.case_name == case_name)
-      args.insert(args.end(), {"--decide", std::string(c.kind == "speedup" ? "speedup:" : c.kind == "fraction_of_peak" ? "fraction:" : "library:") + fmt(c.min, 4)});
+      rc.args.insert(rc.args.end(), {"--decide", std::string(c.kind == "speedup" ? "speedup:" : c.kind == "fraction_of_peak" ? "fraction:" : "library:") + fmt(c.min, 4)});
   };
   for (const auto& step : m_.steps)
     for (const auto& c : step.checks) {
       decide(c);
       for (const auto& f : c.fallback) decide(f);
     }
-  RunnerCall rc;
-  rc.runner = rep_.student_build.runner;
-  rc.args = args;
-  rc.work_dir = run_dir_ / ("time-" + case_name);
-  rc.timeout_s = m_.timeout_s + 4 * o_.cap_s;
-  return timing_.emplace(case_name, call_runner(rc)).first->second;
+  rc.timeout_s = 3 * m_.timeout_s + 6 * o_.cap_s + 60;
+  return timing_.emplace(case_name, call_referee(rc)).first->second;
+}
+
+// Why the candidate's timed launches cannot be counted: what the referee found
+// when it checked them (common/timing.cuh), as a sentence and a symptom.
+std::pair<std::string, std::string> describe_timed_failure(const json& tf, const std::string& case_name) {
+  const std::string kind = tf.value("kind", "");
+  const json d = tf.value("detail", json::object());
+  const long long earlier = tf.value("verified_batches", 0ll);
+  const std::string when =
+      earlier > 0 ? "after " + std::to_string(earlier) + " batches of launches that were right, a batch on fresh inputs"
+                  : "the first timed launches";
+  if (kind == "mismatch")
+    return {"wrong result at the timing size " + case_name + " (" + when + "): " +
+                std::to_string(d.value("mismatches", 0ull)) + " of " + std::to_string(d.value("count", 0ull)) +
+                " elements of `" + d.value("output", std::string()) + "` differ from the baseline, first at " +
+                d.value("where", std::string("?")) + ": expected " + fmt(d.value("expected", 0.0), 6) + ", got " +
+                fmt(d.value("got", 0.0), 6),
+            earlier > 0 ? "timed_mismatch" : "mismatch"};
+  if (kind == "unwritten")
+    return {"at the timing size " + case_name + " (" + when + "), " + std::to_string(d.value("unwritten", 0ull)) +
+                " of " + std::to_string(d.value("count", 0ull)) + " elements of `" + d.value("output", std::string()) +
+                "` were never written (first at " + d.value("first", std::string("?")) + ")",
+            earlier > 0 ? "timed_mismatch" : "unwritten"};
+  if (kind == "canary")
+    return {"at the timing size " + case_name + " (" + when + "), a write landed " +
+                (d.value("before", false) ? "before the start" : "past the end") + " of `" +
+                d.value("output", std::string()) + "`",
+            "canary"};
+  if (kind == "modified_input")
+    return {"at the timing size " + case_name + " (" + when + "), your program changed its input `" +
+                d.value("input", std::string()) + "` (inputs are read-only)",
+            "modified_input"};
+  return {"the timed launches at " + case_name + " could not be checked", "error"};
 }
 
 CheckResult LabGrader::check_timing(const Check& c) {
   if (auto why = gpu_unavailable()) return skipped(c, *why);
   const RunnerOutcome& t = timing_for(c.case_name);
-  if (t.category == "mismatch") {
-    std::string detail;
-    for (const auto& o : t.result.value("outputs", json::array())) {
-      if (auto p = output_problem(o)) detail = p->first;
-      else if (o.contains("vs_baseline") && !o["vs_baseline"].value("ok", true)) detail = o["vs_baseline"].value("detail", "");
-    }
-    return failed(c, "wrong result at the timing size " + c.case_name + " (so it is not timed): " + detail, "mismatch");
+  if (t.category == "timed_failure") {
+    const auto [summary, symptom] = describe_timed_failure(t.result.value("timed_failure", json::object()), c.case_name);
+    CheckResult r = failed(c, summary, symptom);
+    if (symptom == "timed_mismatch")
+      r.details.push_back("every timed launch gets fresh inputs and is checked: a kernel that skips work, or "
+                          "reuses what it computed for earlier inputs, is found out there");
+    return r;
   }
-  if (!t.ok()) return failed(c, t.message, t.category);
+  if (t.category == "referee" || t.category == "no_device") return skipped(c, t.message);
+  if (!t.ok() && t.category != "interference") return failed(c, t.message, t.category);
   const json& tj = t.result["timing"];
   const bool speedup = c.kind == "speedup";
   const bool library = c.kind == "fraction_of_library";
@@ -500,6 +423,14 @@ CheckResult LabGrader::check_timing(const Check& c) {
   r.kind = c.kind;
   r.data = tj;
   r.data.erase("samples");
+  if (t.category == "interference") {
+    const json& i = tj["interference"];
+    return failed(c, "the baseline ran " + fmt(i.value("ratio", 0.0), 2) + "× slower beside your program than alone (" +
+                         fmt(i.value("baseline_ms", 0.0), 3) + " ms against " + fmt(i.value("solo_baseline_ms", 0.0), 3) +
+                         " ms): something kept the GPU busy between your requests, so these times are not used. If "
+                         "your program starts no GPU work of its own outside the launcher, grade again",
+                  "interference");
+  }
   if (iv.is_null())
     return skipped(c, library ? "the driver has no library version to compare with (a course problem)"
                               : "no memcpy reference could be timed (not enough free GPU memory)");
@@ -526,7 +457,7 @@ CheckResult LabGrader::check_timing(const Check& c) {
                       fmt(tj.value("candidate_gbps", 0.0), 0) + " GB/s" +
                       (tj.contains("memcpy_gbps") ? ", memcpy " + fmt(tj.value("memcpy_gbps", 0.0), 0) + " GB/s" : "") +
                       "; A/A " + fmt(aa.value("median", 0.0), 3) + " over " + std::to_string(tj.value("rounds", 0)) +
-                      " rounds");
+                      " rounds, " + std::to_string(tj.value("verified_launches", 0)) + " timed launches checked");
   if (tj.contains("candidate_gflops"))
     r.details.push_back("baseline " + fmt(tj.value("baseline_gflops", 0.0), 0) + " GFLOP/s, yours " +
                         fmt(tj.value("candidate_gflops", 0.0), 0) + " GFLOP/s" +
@@ -541,32 +472,27 @@ CheckResult LabGrader::check_timing(const Check& c) {
     r.symptom = "noisy";
     r.details.push_back("the interval still straddled the threshold after sampling more: decided on the median; the machine was noisy");
   }
-  // Faster than a plain copy of the same bytes: it cannot have done all the work.
-  const json& fr = tj["fraction"];
-  if (!fr.is_null() && fr.value("lo", 0.0) > 1.15) {
+  if (auto why = implausible(tj)) {
     r.status = "fail";
     r.symptom = "implausibly_fast";
-    r.summary = "faster than memory allows at " + c.case_name + ": " + fmt(tj.value("candidate_gbps", 0.0), 0) +
-                " GB/s for the bytes it must move, above the measured copy bandwidth " +
-                fmt(tj.value("memcpy_gbps", 0.0), 0) + " GB/s. Does it do all the work?";
+    r.summary = "faster than the hardware allows at " + c.case_name + ": " + *why + ". Does it do all the work?";
   }
   return r;
 }
 
 CheckResult LabGrader::check_api(const Check& c) {
   if (auto why = gpu_unavailable()) return skipped(c, *why);
-  if (!rep_.reference_build.ok) return skipped(c, "no reference runner to run the case with");
   run_correctness();
   const json* got = find_case(student_run_.result, c.case_name);
   if (!got || got->value("status", "") == "running")
     return failed(c, student_run_.message.empty() ? "case " + c.case_name + " did not run" : student_run_.message,
-                  student_run_.category);
+                  student_run_.category == "ok" ? "error" : student_run_.category);
   CheckResult r;
   r.kind = c.kind;
   std::vector<std::string> good;
   std::map<std::string, const json*> reported;
   static const json kNoFacts = json::array();
-  const json& facts = got->contains("facts") ? (*got)["facts"] : kNoFacts;  // a reference: `reported` points into it
+  const json& facts = got->contains("facts") && (*got)["facts"].is_array() ? (*got)["facts"] : kNoFacts;
   for (const auto& f : facts) reported[f.value("name", "")] = &f;
   std::vector<std::string> wanted = c.facts;
   if (wanted.empty())
@@ -600,14 +526,15 @@ CheckResult LabGrader::check_ncu(const Check& c) {
   if (!measure) return failed(c, "unknown ncu measure " + c.metric + " (a course problem)");
   Activity activity("ncu: " + c.metric + " of " + c.kernel + " at " + c.case_name);
   const fs::path dir = run_dir_ / ("ncu-" + std::to_string(++tool_runs_));
-  RunnerCall rc;
-  rc.prefix = ncu_arguments(*ncu, *measure, c.kernel, dir / "ncu.csv");
-  rc.runner = rep_.student_build.runner;
-  rc.args = {"run", "--case", c.case_name, "--seed", std::to_string(rep_.seed), "--dump-dir", (dir / "dump").string()};
-  rc.work_dir = dir;
-  rc.timeout_s = 3 * m_.timeout_s + 60;  // ncu replays the launch once per group of counters
-  rc.who = "your program under ncu";
-  const RunnerOutcome out = call_runner(rc);
+  ToolCall tc;
+  tc.tool = ncu_arguments(*ncu, *measure, c.kernel, dir / "ncu.csv");
+  tc.worker = rep_.student_build.worker;
+  tc.cases = {c.case_name};
+  tc.seed = rep_.seed;
+  tc.work_dir = dir;
+  tc.timeout_s = 3 * m_.timeout_s + 60;  // ncu replays the launch once per group of counters
+  tc.who = "your program under ncu";
+  const RunnerOutcome out = call_tool(tc);
   const NcuLog log = parse_ncu_log(read_binary(dir / "ncu.csv"));
   if (log.status == NcuLog::not_permitted) return instead_of_ncu(c, "ncu " + log.message);
   if (log.status == NcuLog::no_kernel)
@@ -668,16 +595,16 @@ CheckResult LabGrader::check_sanitizer(const Check& c) {
   std::vector<std::future<ToolRun>> runs;
   for (const auto& tool : c.tools) {
     const fs::path dir = run_dir_ / ("sanitizer-" + std::to_string(++tool_runs_) + "-" + tool);
-    RunnerCall rc;
-    rc.prefix = sanitizer_arguments(*sanitizer, tool, dir / "log.txt");
-    rc.runner = rep_.student_build.runner;
-    rc.args = {"run", "--seed", std::to_string(rep_.seed), "--dump-dir", (dir / "dump").string()};
-    for (const auto& name : c.cases) rc.args.insert(rc.args.end(), {"--case", name});
-    rc.work_dir = dir;
-    rc.timeout_s = 3 * m_.timeout_s + 30;
-    rc.who = "your program under " + tool;
-    runs.push_back(std::async(std::launch::async, [rc, tool, dir] {
-      RunnerOutcome out = call_runner(rc);
+    ToolCall tc;
+    tc.tool = sanitizer_arguments(*sanitizer, tool, dir / "log.txt");
+    tc.worker = rep_.student_build.worker;
+    tc.cases = c.cases;
+    tc.seed = rep_.seed;
+    tc.work_dir = dir;
+    tc.timeout_s = 3 * m_.timeout_s + 30;
+    tc.who = "your program under " + tool;
+    runs.push_back(std::async(std::launch::async, [tc, tool, dir] {
+      RunnerOutcome out = call_tool(tc);
       return ToolRun{tool, out, parse_sanitizer_log(tool, read_binary(dir / "log.txt"))};
     }));
   }
@@ -785,8 +712,8 @@ GradeReport LabGrader::run() {
 const std::vector<std::string>& symptom_priority() {
   static const std::vector<std::string> p = {
       "race",        "out_of_bounds",  "uninitialized", "divergent_barrier", "nondeterministic", "modified_input",
-      "leak",        "api_error",      "canary",        "unwritten",         "edge_mismatch",    "bank_conflicts",
-      "uncoalesced", "local_memory",   "implausibly_fast"};
+      "leak",        "api_error",      "canary",        "unwritten",         "timed_mismatch",   "edge_mismatch",
+      "bank_conflicts", "uncoalesced", "local_memory",  "implausibly_fast",  "interference"};
   return p;
 }
 

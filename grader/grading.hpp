@@ -49,8 +49,7 @@ struct GradeReport {
   std::string lab_folder, lab_id, title, submission, arch;
   std::uint64_t seed = 0;
   DeviceInfo device;
-  RunnerBuild student_build, reference_build;
-  std::string reference_origin = "none";  // "built" from solutions/, "prebuilt" (.reference/), or "none"
+  RunnerBuild student_build;  // the submission's program and the lab's referee
   std::vector<StepResult> steps;
   std::optional<int> current_step;  // the first step not passed
   std::vector<std::string> notes;

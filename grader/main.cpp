@@ -69,6 +69,7 @@ int report_error(const GlobalOptions& g, const std::string& message, int code) {
 
 int main(int argc, char** argv) {
   using namespace grader;
+  become_subreaper();
   GlobalOptions global;
   CLI::App app{"grader: builds, checks and times your CUDA Memory Labs kernels, step by step", "grader"};
   app.fallthrough();  // global options may come after the subcommand: grader lab07 --json

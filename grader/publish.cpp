@@ -15,7 +15,6 @@
 #include "child_process.hpp"
 #include "diagnostics.hpp"
 #include "manifest.hpp"
-#include "prebuilt_reference.hpp"
 #include "sha256.hpp"
 #include "todo_regions.hpp"
 
@@ -24,9 +23,6 @@ using nlohmann::json;
 
 namespace grader {
 namespace {
-
-// The default fat binary: Volta to Hopper. Newer GPUs JIT the embedded PTX.
-const std::vector<std::string> kDefaultArchs = {"sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90"};
 
 // Copied whole (minus dot-files); tests/ without its fixtures and faults
 // (both are solutions with one thing changed).
@@ -205,55 +201,6 @@ std::vector<std::string> find_solution_leaks(const fs::path& dir, const std::vec
   return leaks;
 }
 
-std::vector<std::string> nvcc_supported_archs(const Toolchain& toolchain) {
-  const fs::path log = fs::temp_directory_path() / ("grader-gpu-code-" + std::to_string(getpid()));
-  ChildOptions o;
-  o.argv = {toolchain.nvcc.string(), "--list-gpu-code"};
-  o.timeout_s = 60;
-  o.stdout_file = o.stderr_file = log;
-  const ChildResult r = run_child(o);
-  if (r.interrupted) throw Interrupted();
-  std::vector<std::string> out;
-  std::ifstream in(log);
-  for (std::string l; std::getline(in, l);)
-    if (sm_number(trim(l))) out.push_back(trim(l));
-  std::error_code ec;
-  fs::remove(log, ec);
-  if (!(r.exited && r.exit_code == 0)) out.clear();
-  return out;
-}
-
-std::vector<std::string> choose_archs(const std::vector<std::string>& requested, const std::vector<std::string>& supported,
-                                      const std::string& nvcc_version, std::vector<std::string>& notes) {
-  const auto can_build = [&](const std::string& a) {
-    return supported.empty() || std::find(supported.begin(), supported.end(), a) != supported.end();
-  };
-  std::vector<std::string> archs;
-  if (requested.empty()) {
-    std::vector<std::string> dropped;
-    for (const auto& a : kDefaultArchs) (can_build(a) ? archs : dropped).push_back(a);
-    if (!dropped.empty())
-      notes.push_back("nvcc " + nvcc_version + " cannot build " + join(dropped, ", ") + "; the reference runners cover " +
-                      join(archs, ", ") + " (GPUs of those generations cannot run them)");
-    if (archs.empty())
-      throw PublishError("nvcc " + nvcc_version + " builds none of the default architectures " +
-                             join(kDefaultArchs, ", ") + "; choose some with --archs (it builds " + join(supported, ", ") + ")",
-                         kExitEnvironment);
-  } else {
-    for (const auto& a : requested) {
-      if (!sm_number(a))
-        throw PublishError("--archs: \"" + a + "\" is not an architecture like sm_80 (sm_ and two or three digits)", kExitUsage);
-      if (!can_build(a))
-        throw PublishError("nvcc " + nvcc_version + " cannot build " + a + "; it builds " + join(supported, ", "),
-                           kExitEnvironment);
-      archs.push_back(a);
-    }
-  }
-  std::sort(archs.begin(), archs.end(), [](const std::string& a, const std::string& b) { return *sm_number(a) < *sm_number(b); });
-  archs.erase(std::unique(archs.begin(), archs.end()), archs.end());
-  return archs;
-}
-
 fs::path published_skeleton(const fs::path& root, const std::string& lab_folder, const std::string& student_file) {
   return root / kReferenceDir / lab_folder / "skeleton" / student_file;
 }
@@ -263,16 +210,14 @@ bool is_student_file(const std::string& relative, const std::vector<std::string>
 }
 
 json make_published_manifest(const fs::path& dir, const std::vector<std::string>& lab_folders,
-                             const std::vector<std::string>& student_files, const std::vector<std::string>& archs,
-                             const std::string& nvcc_version) {
+                             const std::vector<std::string>& student_files) {
   json files = json::object();
   for (const auto& rel : all_files(dir)) {
     if (rel == kPublishedManifest || is_student_file(rel, student_files)) continue;
     files[rel] = sha256_file(dir / rel);
   }
   return {{"schema", kPublishedSchema}, {"published_at", utc_now()}, {"labs", lab_folders},
-          {"archs", archs},             {"nvcc", nvcc_version},      {"student_files", student_files},
-          {"files", files}};
+          {"student_files", student_files}, {"files", files}};
 }
 
 VerifyResult verify_published(const fs::path& root) {
@@ -305,7 +250,7 @@ VerifyResult verify_published(const fs::path& root) {
   return v;
 }
 
-PublishResult publish(const Course& course, const Toolchain& toolchain, const PublishOptions& o) {
+PublishResult publish(const Course& course, const PublishOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   PublishResult res;
   const fs::path root = course.root();
@@ -324,8 +269,9 @@ PublishResult publish(const Course& course, const Toolchain& toolchain, const Pu
   std::error_code ec;
   for (const auto* l : labs) {
     if (!fs::is_regular_file(course.solution_kernel(*l), ec))
-      throw PublishError("no solution at " + course.solution_kernel(*l).string() + ": the reference runner of " + l->id +
-                             " is built from it (publish from the instructor's course, not from a class copy)",
+      throw PublishError("no solution at " + course.solution_kernel(*l).string() + ": the copy is searched for " +
+                             "every solution's text before it is written (publish from the instructor's course, " +
+                             "not from a class copy)",
                          kExitUsage);
     manifests.push_back(load_manifest(l->dir / "lab.json"));
     folders.push_back(l->folder);
@@ -357,9 +303,6 @@ PublishResult publish(const Course& course, const Toolchain& toolchain, const Pu
 
   res.out = out_clean;
   res.labs = folders;
-  res.nvcc_version = toolchain.version;
-  res.archs = choose_archs(o.archs, nvcc_supported_archs(toolchain), toolchain.version, res.notes);
-  res.ptx = "compute_" + res.archs.back().substr(3);
 
   // Read everything that can fail for a course reason before building anything.
   const std::vector<fs::path> files = select_files(root, folders);
@@ -392,36 +335,13 @@ PublishResult publish(const Course& course, const Toolchain& toolchain, const Pu
       res.files += 1;
     }
 
-    for (std::size_t i = 0; i < labs.size(); ++i) {
-      const LabInfo& l = *labs[i];
-      if (o.progress)
-        std::cerr << "publish: building the reference runner of " << l.id << " for " << join(res.archs, ", ") << " + "
-                  << res.ptx << " (" << i + 1 << "/" << labs.size() << ")\n";
-      FatBuildRequest q;
-      q.course_root = tmp;  // the copy's own sources: the recorded hash is the copy's
-      q.lab_dir = tmp / "labs" / l.folder;
-      q.solution = course.solution_kernel(l);
-      q.link_libraries = manifests[i].link;
-      q.archs = res.archs;
-      q.out_dir = tmp / kReferenceDir / l.folder;
-      q.lab_folder = l.folder;
-      q.verbose = o.verbose;
-      std::string log;
-      if (!build_fat_reference(toolchain, q, log))
-        throw PublishError("the reference runner of " + l.id + " does not build (nothing was published):\n" +
-                               format_compiler_output(log, {{(tmp / "labs" / l.folder).string() + "/", ""},
-                                                            {(tmp / "common").string() + "/", "common/"}}),
-                           kExitBuildFailed);
-      res.files += 2;
-    }
-
     const auto leaks = find_solution_leaks(tmp, probes);
     if (!leaks.empty())
       throw PublishError("solution source found in the class copy, so nothing was published:\n  " + join(leaks, "\n  ") +
                              "\nRemove it from the course (or move it out of the published folders) and publish again.",
                          kExitUsage);
 
-    const json manifest = make_published_manifest(tmp, folders, student_files, res.archs, toolchain.version);
+    const json manifest = make_published_manifest(tmp, folders, student_files);
     res.protected_files = manifest["files"].size();
     write_file(tmp / kPublishedManifest, manifest.dump(2) + "\n");
     res.files += 1;

@@ -1,9 +1,11 @@
-// `grader publish`: a class copy of the course without solution sources. The
-// copy holds the chosen labs, the grader, common/, the tests (no fixtures),
-// the build files, a student README, the syllabus rows of the published labs,
-// each lab's reference runner prebuilt (.reference/<lab>/), and
-// .grader-manifest.json: the sha256 of every file a student must not edit, so
-// `grader verify` can tell a class copy is intact.
+// `grader publish`: a class copy of the course without its solutions in any
+// form. The copy holds the chosen labs, the grader, common/, the tests (no
+// fixtures), the build files, a student README, the syllabus rows of the
+// published labs, each lab's skeleton as handed out (.reference/<lab>/skeleton/,
+// for `grader reset`), and .grader-manifest.json: the sha256 of every file a
+// student must not edit, so `grader verify` can tell a class copy is intact.
+// Nothing is built: a copy grades with the referee built from its own public
+// driver.cu and common/, exactly as the instructor's course does.
 #pragma once
 
 #include <filesystem>
@@ -13,12 +15,12 @@
 #include <vector>
 
 #include "course.hpp"
-#include "toolchain.hpp"
 
 namespace grader {
 
 inline constexpr const char* kPublishedManifest = ".grader-manifest.json";
-inline constexpr const char* kPublishedSchema = "cuda-memory-labs/published/1";
+inline constexpr const char* kPublishedSchema = "cuda-memory-labs/published/2";
+inline constexpr const char* kReferenceDir = ".reference";
 
 // An expected failure of publish or verify, with the exit code it maps to (app.hpp).
 class PublishError : public std::runtime_error {
@@ -60,13 +62,6 @@ bool contains_solution(const std::string& content, const SolutionProbe& probe);
 // "path: holds solutions/labNN/kernel.cu" for every file under dir that does.
 std::vector<std::string> find_solution_leaks(const std::filesystem::path& dir, const std::vector<SolutionProbe>& probes);
 
-// The archs this nvcc can build SASS for ("sm_75", ...), from nvcc --list-gpu-code; empty if it cannot say.
-std::vector<std::string> nvcc_supported_archs(const Toolchain& toolchain);
-// The archs to build: `requested` validated (syntax, support) and sorted, or
-// by default sm_70..sm_90 minus what this nvcc cannot build (said in `notes`).
-std::vector<std::string> choose_archs(const std::vector<std::string>& requested, const std::vector<std::string>& supported,
-                                      const std::string& nvcc_version, std::vector<std::string>& notes);
-
 // Where a class copy keeps each lab's student file as handed out, for
 // `grader reset`: <root>/.reference/<lab_folder>/skeleton/<student_file>.
 // Publish writes it; like every file but the student's, it is protected.
@@ -78,8 +73,7 @@ std::filesystem::path published_skeleton(const std::filesystem::path& root, cons
 // Relative paths of the files a student edits (each published lab's student file).
 bool is_student_file(const std::string& relative, const std::vector<std::string>& student_files);
 nlohmann::json make_published_manifest(const std::filesystem::path& dir, const std::vector<std::string>& lab_folders,
-                                       const std::vector<std::string>& student_files,
-                                       const std::vector<std::string>& archs, const std::string& nvcc_version);
+                                       const std::vector<std::string>& student_files);
 
 struct VerifyResult {
   std::filesystem::path root;
@@ -95,22 +89,18 @@ VerifyResult verify_published(const std::filesystem::path& root);
 struct PublishOptions {
   std::filesystem::path out;
   std::vector<std::string> labs;   // as typed (lab07, 7, ...); empty = every lab
-  std::vector<std::string> archs;  // empty = the default set
   bool force = false;
-  bool verbose = false;
-  bool progress = true;  // one line per reference build on stderr
 };
 
 struct PublishResult {
   std::filesystem::path out;
-  std::vector<std::string> labs, archs, notes;
-  std::string ptx, nvcc_version;
+  std::vector<std::string> labs, notes;
   std::size_t files = 0, protected_files = 0;
   double seconds = 0;
 };
 
 // Writes into <out>.tmp-<pid> and renames it to out at the end, so a failure
 // leaves no half copy. Throws PublishError with the exit code to use.
-PublishResult publish(const Course& course, const Toolchain& toolchain, const PublishOptions& options);
+PublishResult publish(const Course& course, const PublishOptions& options);
 
 }  // namespace grader

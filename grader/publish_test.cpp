@@ -5,7 +5,6 @@
 
 #include <fstream>
 
-#include "prebuilt_reference.hpp"
 #include "sha256.hpp"
 
 namespace fs = std::filesystem;
@@ -42,7 +41,7 @@ void make_course(const fs::path& r) {
   write(r / "labs/lab01-a/.kernel.cu.swp", "editor junk");
   write(r / "grader/main.cpp", "main\n");
   write(r / "grader/.cache/x", "junk");
-  write(r / "common/runner_main.cu", "runner\n");
+  write(r / "common/referee_main.cu", "referee\n");
   write(r / "tests/CMakeLists.txt", "tests\n");
   write(r / "tests/labs_test.cpp", "labs test\n");
   for (const char* f : {"CMakeLists.txt", "CMakePresets.json", "scripts/setup", "scripts/gpu-check", "docs/json-output.md",
@@ -59,7 +58,7 @@ std::vector<std::string> names(const std::vector<fs::path>& v) {
 TEST_F(TempDir, SelectsChosenLabsAndSharedTreesButNoSolutionsFixturesOrJunk) {
   make_course(dir);
   const auto files = names(select_files(dir, {"lab02-b"}));
-  const std::vector<std::string> want = {"CMakeLists.txt",      "CMakePresets.json",  "common/runner_main.cu",
+  const std::vector<std::string> want = {"CMakeLists.txt",      "CMakePresets.json",  "common/referee_main.cu",
                                          "docs/json-output.md", "docs/manifest.md",   "grader/main.cpp",
                                          "labs/lab02-b/kernel.cu", "labs/lab02-b/lab.json", "scripts/setup",
                                          "tests/CMakeLists.txt", "tests/labs_test.cpp"};
@@ -154,90 +153,12 @@ TEST_F(TempDir, LeakScanNamesTheFileAndTheSolution) {
   EXPECT_TRUE(find_solution_leaks(dir, {p}).empty());
 }
 
-TEST(Publish, ArchsDefaultToWhatNvccBuildsAndRequestsAreValidated) {
-  std::vector<std::string> notes;
-  const std::vector<std::string> nvcc13 = {"sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_100", "sm_120"};
-  EXPECT_EQ(choose_archs({}, nvcc13, "13.0", notes),
-            (std::vector<std::string>{"sm_75", "sm_80", "sm_86", "sm_89", "sm_90"}));
-  ASSERT_EQ(notes.size(), 1u);
-  EXPECT_NE(notes[0].find("sm_70"), std::string::npos);
-  notes.clear();
-  EXPECT_EQ(choose_archs({"sm_90", "sm_100", "sm_80", "sm_90"}, nvcc13, "13.0", notes),
-            (std::vector<std::string>{"sm_80", "sm_90", "sm_100"}));
-  EXPECT_TRUE(notes.empty());
-  try {
-    choose_archs({"sm_70"}, nvcc13, "13.0", notes);
-    FAIL();
-  } catch (const PublishError& e) {
-    EXPECT_EQ(e.exit_code, 4);
-    EXPECT_NE(std::string(e.what()).find("cannot build sm_70"), std::string::npos);
-  }
-  for (const char* bad : {"90", "sm90", "sm_90a", "compute_90", "sm_"}) {
-    try {
-      choose_archs({bad}, nvcc13, "13.0", notes);
-      FAIL() << bad;
-    } catch (const PublishError& e) {
-      EXPECT_EQ(e.exit_code, 2) << bad;
-    }
-  }
-  // An nvcc that cannot list its targets: requests are passed through.
-  EXPECT_EQ(choose_archs({"sm_70"}, {}, "11.0", notes), std::vector<std::string>{"sm_70"});
-}
-
-TEST(PrebuiltReference, WhichGpusAFatBinaryRunsOn) {
-  const std::vector<std::string> sass = {"sm_75", "sm_80", "sm_86", "sm_90"};
-  EXPECT_TRUE(prebuilt_runs_on(sass, "compute_90", "sm_90"));
-  EXPECT_TRUE(prebuilt_runs_on(sass, "compute_90", "sm_89"));   // sm_86 SASS, newer minor
-  EXPECT_TRUE(prebuilt_runs_on(sass, "compute_90", "sm_87"));
-  EXPECT_TRUE(prebuilt_runs_on(sass, "compute_90", "sm_100"));  // JIT from the PTX
-  EXPECT_TRUE(prebuilt_runs_on(sass, "compute_90", "sm_120"));
-  EXPECT_FALSE(prebuilt_runs_on(sass, "compute_90", "sm_70"));  // older than every SASS and the PTX
-  EXPECT_FALSE(prebuilt_runs_on({"sm_86"}, "compute_86", "sm_80"));  // SASS does not run on an older minor
-  EXPECT_FALSE(prebuilt_runs_on(sass, "compute_90", "gpu"));
-  EXPECT_EQ(sm_number("sm_100"), 100);
-  EXPECT_FALSE(sm_number("sm_90a"));
-}
-
-TEST_F(TempDir, PrebuiltReferenceIsFoundAndItsInfoRead) {
-  EXPECT_FALSE(find_prebuilt_reference(dir, "lab01-a"));
-  const fs::path d = dir / ".reference/lab01-a";
-  write(d / "runner", "#!/bin/sh\n");
-  fs::permissions(d / "runner", fs::perms::owner_all);
-  auto r = find_prebuilt_reference(dir, "lab01-a");
-  ASSERT_TRUE(r);
-  EXPECT_NE(r->problem.find("runner.json"), std::string::npos) << r->problem;
-  write(d / "runner.json", R"({"schema": "cuda-memory-labs/reference-runner/1", "archs": ["sm_80", "sm_90"],
-                               "ptx": "compute_90", "nvcc": "13.0.88", "source_sha256": "ab"})");
-  r = find_prebuilt_reference(dir, "lab01-a");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->problem, "");
-  EXPECT_EQ(r->archs, (std::vector<std::string>{"sm_80", "sm_90"}));
-  EXPECT_EQ(r->source_sha256, "ab");
-}
-
-TEST_F(TempDir, ReferenceSourceHashFollowsDriverHeadersAndCommonButNotKernel) {
-  write(dir / "labs/lab01-a/driver.cu", "driver\n");
-  write(dir / "labs/lab01-a/lab.cuh", "iface\n");
-  write(dir / "labs/lab01-a/kernel.cu", "student\n");
-  write(dir / "common/runner_main.cu", "runner\n");
-  const fs::path lab = dir / "labs/lab01-a";
-  const std::string h0 = reference_source_hash(dir, lab);
-  EXPECT_EQ(h0.size(), 64u);
-  write(lab / "kernel.cu", "edited by the student\n");
-  EXPECT_EQ(reference_source_hash(dir, lab), h0);
-  write(lab / "lab.cuh", "iface changed\n");
-  const std::string h1 = reference_source_hash(dir, lab);
-  EXPECT_NE(h1, h0);
-  write(dir / "common/timing.cuh", "new header\n");
-  EXPECT_NE(reference_source_hash(dir, lab), h1);
-}
-
 TEST_F(TempDir, ManifestProtectsEverythingButStudentFilesAndVerifySeesEdits) {
   write(dir / "labs/lab01-a/kernel.cu", "student\n");
   write(dir / "labs/lab01-a/driver.cu", "driver\n");
   write(dir / "grader/main.cpp", "main\n");
-  write(dir / ".reference/lab01-a/runner", "binary");
-  const auto m = make_published_manifest(dir, {"lab01-a"}, {"labs/lab01-a/kernel.cu"}, {"sm_90"}, "13.0.88");
+  write(dir / ".reference/lab01-a/skeleton/kernel.cu", "skeleton\n");
+  const auto m = make_published_manifest(dir, {"lab01-a"}, {"labs/lab01-a/kernel.cu"});
   EXPECT_EQ(m["files"].size(), 3u);
   EXPECT_FALSE(m["files"].contains("labs/lab01-a/kernel.cu"));
   EXPECT_EQ(m["files"]["grader/main.cpp"], sha256_hex("main\n"));
@@ -249,11 +170,11 @@ TEST_F(TempDir, ManifestProtectsEverythingButStudentFilesAndVerifySeesEdits) {
   write(dir / "labs/lab01-a/kernel.cu", "the student's work\n");
   EXPECT_TRUE(verify_published(dir).ok());
   write(dir / "labs/lab01-a/driver.cu", "driver, edited\n");
-  fs::remove(dir / ".reference/lab01-a/runner");
+  fs::remove(dir / ".reference/lab01-a/skeleton/kernel.cu");
   v = verify_published(dir);
   EXPECT_FALSE(v.ok());
   EXPECT_EQ(v.modified, std::vector<std::string>{"labs/lab01-a/driver.cu"});
-  EXPECT_EQ(v.missing, std::vector<std::string>{".reference/lab01-a/runner"});
+  EXPECT_EQ(v.missing, std::vector<std::string>{".reference/lab01-a/skeleton/kernel.cu"});
 }
 
 TEST_F(TempDir, VerifyOutsideAPublishedCopyIsAUsageError) {

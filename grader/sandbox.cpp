@@ -47,12 +47,6 @@ fs::path find_on_path(const std::string& program) {
   return {};
 }
 
-// Every bind needs an existing source; a missing folder has nothing to hide.
-bool is_dir(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_directory(p, ec);
-}
-
 }  // namespace
 
 IsolationSettings isolation_from_environment() {
@@ -123,50 +117,6 @@ std::uint64_t isolated_process_limit() {
     for (fs::directory_iterator t(it->path() / "task", tec), tend; !tec && t != tend; t.increment(tec)) ++tasks;
   }
   return tasks + 256;  // room for the runner, CUDA's threads and bwrap, not for a fork bomb
-}
-
-void isolate_launch(ChildOptions& o, const IsolationSettings& s, const fs::path& own_dir) {
-  if (!s.enabled()) return;
-  o.max_cpu_seconds = isolated_cpu_seconds(o.timeout_s);
-  o.max_processes = isolated_process_limit();
-  if (s.mode != "bwrap") return;
-  const fs::path bwrap = find_on_path("bwrap");
-  if (bwrap.empty()) return;  // the batch checked it; a vanished bwrap still leaves the rlimits
-
-  std::vector<std::string> a = {bwrap.string(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"};
-  std::error_code ec;
-  std::vector<fs::path> devices;
-  for (fs::directory_iterator it("/dev", ec), end; !ec && it != end; it.increment(ec))
-    if (it->path().filename().string().rfind("nvidia", 0) == 0) devices.push_back(it->path());
-  std::sort(devices.begin(), devices.end());
-  for (const auto& d : devices) a.insert(a.end(), {"--dev-bind", d.string(), d.string()});
-  // Parents before children, so a hidden folder inside another hidden one still mounts.
-  std::vector<fs::path> hide;
-  for (const auto& h : s.hide)
-    if (is_dir(h)) hide.push_back(fs::weakly_canonical(h));
-  std::sort(hide.begin(), hide.end(), [](const fs::path& x, const fs::path& y) { return x.string().size() < y.string().size(); });
-  for (const auto& h : hide) a.insert(a.end(), {"--tmpfs", h.string()});
-  // The program itself may live in a hidden folder (the build cache under .grader).
-  const fs::path program_dir = fs::weakly_canonical(fs::path(o.argv.at(0))).parent_path();
-  a.insert(a.end(), {"--ro-bind", program_dir.string(), program_dir.string()});
-  std::vector<fs::path> rw = s.writable;
-  rw.push_back(own_dir);
-  for (const auto& w : rw)
-    if (is_dir(w)) a.insert(a.end(), {"--bind", fs::weakly_canonical(w).string(), fs::weakly_canonical(w).string()});
-  a.insert(a.end(), {"--unshare-net", "--unshare-pid", "--die-with-parent"});
-  if (!o.cwd.empty()) a.insert(a.end(), {"--chdir", fs::weakly_canonical(o.cwd).string()});
-  a.push_back("--");
-  a.insert(a.end(), o.argv.begin(), o.argv.end());
-  o.argv = std::move(a);
-}
-
-void undo_sandbox_exit_code(ChildResult& r) {
-  if (r.exited && r.exit_code > 128 && r.exit_code < 128 + 65) {
-    r.exited = false;
-    r.signaled = true;
-    r.signal = r.exit_code - 128;
-    r.exit_code = -1;
-  }
 }
 
 FileLock::FileLock(const fs::path& file) {

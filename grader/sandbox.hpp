@@ -1,7 +1,10 @@
-// Isolation of a submission's runner during batch grading. The batch grader
-// starts one `grader grade` child per submission with GRADER_ISOLATE set; the
-// runner launch (runner_client.cpp) then reads these settings, so student host
-// code never runs with the instructor's files, network or process table in reach.
+// Isolation settings of batch grading. The batch grader starts one `grader
+// grade` child per submission with GRADER_ISOLATE set; the child reads these
+// settings and passes them on to everything that runs the submission's code:
+// nvcc on kernel.cu (builder.cpp), the referee, which starts the submission's
+// program (referee_client.cpp, common/isolation.hpp), and ncu or
+// compute-sanitizer (tool_run.cpp). Student host code never runs with the
+// instructor's files, network or process table in reach.
 #pragma once
 
 #include <cstdint>
@@ -44,15 +47,6 @@ BwrapStatus probe_bwrap();
 // of the user's tasks, CUDA's threads included).
 std::uint64_t isolated_cpu_seconds(double timeout_s);
 std::uint64_t isolated_process_limit();
-
-// Rewrites a runner launch for isolated mode: rlimits always; with bwrap the
-// program runs in a fresh mount/pid/net namespace where / is read-only, the
-// hidden folders are empty, and only own_dir (and s.writable) can be written.
-void isolate_launch(ChildOptions& o, const IsolationSettings& s, const std::filesystem::path& own_dir);
-
-// bwrap reports a child killed by signal n as exit code 128 + n: undo that, so
-// a crash inside the sandbox is still reported as a crash.
-void undo_sandbox_exit_code(ChildResult& r);
 
 // Holds an exclusive flock on a file (created if missing) while alive.
 class FileLock {

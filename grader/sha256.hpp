@@ -1,7 +1,6 @@
 // SHA-256 (FIPS 180-4), for the published copy's manifest of protected files
-// and the prebuilt reference runners' source hashes. Unlike ContentHash (a
-// fast cache key), these hashes are written to disk and compared later, so an
-// edit must not be able to keep the same hash by accident or on purpose.
+// and the build cache's keys (content_hash.hpp): an edit must not be able to
+// keep the same hash by accident or on purpose.
 #pragma once
 
 #include <array>

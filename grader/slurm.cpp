@@ -244,7 +244,7 @@ std::vector<BatchRow> collect_slurm_rows(const SlurmBatch& b, std::size_t* missi
   std::vector<BatchRow> rows;
   std::size_t absent = 0;
   for (std::size_t i = 0; i < b.submissions.size(); ++i) {
-    const fs::path file = b.out / "results" / (b.submissions[i].id + ".json");
+    const fs::path file = b.out / "results" / (result_file_stem(b.submissions[i].id) + ".json");
     bool found = false;
     if (fs::is_regular_file(file)) {
       try {
@@ -269,7 +269,7 @@ void write_gradebooks(const fs::path& out, const std::vector<BatchRow>& rows, co
   write_file_atomically(out / "grades.csv", grades_csv(rows, info));
   write_file_atomically(out / "junit.xml", junit_xml(rows, info));
   for (const auto& r : rows)
-    write_file_atomically(out / "gradescope" / r.id / "results.json", gradescope_result(r, info).dump(2) + "\n");
+    write_file_atomically(out / "gradescope" / result_file_stem(r.id) / "results.json", gradescope_result(r, info).dump(2) + "\n");
 }
 
 }  // namespace grader

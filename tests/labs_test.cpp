@@ -23,8 +23,8 @@
 #include "course_runs.hpp"
 #include "fixture_expectation.hpp"
 #include "manifest.hpp"
-#include "prebuilt_reference.hpp"
-#include "runner_client.hpp"
+#include "publish.hpp"
+#include "referee_client.hpp"
 #include "todo_regions.hpp"
 #include "toolchain.hpp"
 
@@ -41,15 +41,13 @@ using course_runs::read;
 using course_runs::run_grader;
 using course_runs::test_name;
 
-// A class copy made by `grader publish` has no solutions/ and no fixtures; its
-// reference runners are prebuilt in .reference/. Tests that need a solution's
-// source skip there, saying why.
+// A class copy made by `grader publish` has no solutions/ and no fixtures.
+// Tests that need a solution's source skip there, saying why.
 const bool kPublishedCopy = !fs::exists(kRoot / "solutions");
-#define REQUIRE_SOLUTIONS()                                                                          \
-  do {                                                                                               \
-    if (kPublishedCopy)                                                                              \
-      GTEST_SKIP() << "a published class copy has no solutions/ (its reference runners are prebuilt " \
-                      "in .reference/): this test needs the solutions' source";                      \
+#define REQUIRE_SOLUTIONS()                                                                           \
+  do {                                                                                                \
+    if (kPublishedCopy)                                                                               \
+      GTEST_SKIP() << "a published class copy has no solutions/: this test needs the solutions' source"; \
   } while (0)
 
 using Expectation = grader::FixtureExpectation;
@@ -79,7 +77,7 @@ TEST(Course, EveryLabHasItsFilesAndAValidManifest) {
     for (const char* f : {"README.md", "lab.json", "lab.cuh", "kernel.cu", "driver.cu"})
       EXPECT_TRUE(fs::exists(lab.dir / f)) << lab.folder << " lacks " << f;
     if (kPublishedCopy)
-      EXPECT_TRUE(grader::find_prebuilt_reference(kRoot, lab.folder)) << lab.folder << " has no prebuilt reference runner";
+      EXPECT_TRUE(fs::exists(grader::published_skeleton(kRoot, lab.folder, "kernel.cu"))) << lab.folder << " has no skeleton to reset to";
     else
       EXPECT_TRUE(fs::exists(course.solution_kernel(lab))) << lab.folder << " has no solution";
     EXPECT_NO_THROW(grader::load_manifest(lab.dir / "lab.json")) << lab.folder;
@@ -178,40 +176,70 @@ TEST_P(GpuLab, SkeletonFailsStepOne) {
   EXPECT_EQ((*step)["id"], 1) << g.out.dump(1);
 }
 
-// The reference itself against the float64 CPU oracle, on every correctness case.
-TEST_P(GpuLab, ReferenceMatchesTheFloat64Oracle) {
+// The lab's referee, built as a grade builds it (for the visible GPU).
+grader::RunnerBuild build_referee(const grader::Course& course, const grader::LabInfo& lab, const grader::Manifest& m) {
+  grader::BuildSettings settings;
+  settings.course_root = kRoot;
+  settings.cache_dir = course.state_dir() / "cache";
+  settings.arch = run_grader({"doctor"}, false).out.value("arch", std::string("sm_90"));
+  grader::Builder builder(grader::detect_toolchain(), settings);
+  return builder.build({{lab.dir, lab.dir / m.student_file, "kernel.cu", m.link}})[0];
+}
+
+// Timing checks every timed launch against the baseline's output on the same
+// inputs, so the baseline must itself be right: against the float64 oracle,
+// on every correctness case.
+TEST_P(GpuLab, BaselineMatchesTheFloat64Oracle) {
   REQUIRE_GPU();
   const auto course = grader::Course::open(kRoot);
   const auto& lab = course.resolve(GetParam());
   const auto manifest = grader::load_manifest(lab.dir / "lab.json");
-  grader::BuildSettings settings;
-  settings.course_root = kRoot;
-  settings.cache_dir = course.state_dir() / "cache";
-  const fs::path work = fs::temp_directory_path() / ("oracle-" + std::to_string(getpid()));
-  // Built for the visible GPU, as the grader would build it.
-  settings.arch = run_grader({"doctor"}, false).out.value("arch", std::string("sm_90"));
-  grader::RunnerCall call;
-  if (kPublishedCopy) {
-    // The runner the copy grades with is the one to validate.
-    const auto pre = grader::find_prebuilt_reference(kRoot, lab.folder);
-    ASSERT_TRUE(pre && pre->problem.empty()) << lab.folder << ": " << (pre ? pre->problem : "no .reference runner");
-    call.runner = pre->runner;
-  } else {
-    grader::Builder builder(grader::detect_toolchain(), settings);
-    const auto builds = builder.build({{lab.dir, course.solution_kernel(lab), "solution", manifest.link}});
-    ASSERT_TRUE(builds[0].ok) << builds[0].diagnostics;
-    call.runner = builds[0].runner;
-  }
-  call.args = {"oracle", "--seed", "12345"};
+  const auto build = build_referee(course, lab, manifest);
+  ASSERT_TRUE(build.ok) << build.diagnostics;
+  grader::RefereeCall call;
+  call.referee = build.referee;
+  call.args = {"run", "--variant", "baseline", "--seed", "12345"};
+  std::size_t cases = 0;
   for (const auto& step : manifest.steps)
     for (const auto& c : step.checks)
       if (c.kind == "correct")
-        for (const auto& name : c.cases) call.args.insert(call.args.end(), {"--case", name});
-  call.work_dir = work;
-  call.timeout_s = 600;
-  const auto out = grader::call_runner(call);
+        for (const auto& name : c.cases) call.args.insert(call.args.end(), {"--case", name}), ++cases;
+  if (cases == 0) GTEST_SKIP() << lab.folder << " has no correctness case";
+  call.work_dir = fs::temp_directory_path() / ("oracle-" + std::to_string(getpid()));
+  call.timeout_s = 900;
+  const auto out = grader::call_referee(call);
   EXPECT_TRUE(out.ok()) << out.message << "\n" << out.result.dump(1);
-  fs::remove_all(work);
+  fs::remove_all(call.work_dir);
+}
+
+// The timing protocol measures the two sides the same way: the baseline timed
+// as the candidate, through the other process and its requests, comes out at
+// the baseline's own speed, and the A/A ratio is 1.
+TEST_P(GpuLab, BaselineTimedAsTheCandidateRunsAtItsOwnSpeed) {
+  REQUIRE_GPU();
+  const auto course = grader::Course::open(kRoot);
+  const auto& lab = course.resolve(GetParam());
+  const auto manifest = grader::load_manifest(lab.dir / "lab.json");
+  std::string timed;
+  for (const auto& step : manifest.steps)
+    for (const auto& c : step.checks)
+      if (timed.empty() && (c.kind == "speedup" || c.kind == "fraction_of_peak")) timed = c.case_name;
+  if (timed.empty()) GTEST_SKIP() << lab.folder << " has no timed case";
+  const auto build = build_referee(course, lab, manifest);
+  ASSERT_TRUE(build.ok) << build.diagnostics;
+  grader::RefereeCall call;
+  call.referee = build.referee;
+  call.args = {"time", "--variant", "baseline", "--case", timed, "--seed", "5", "--cap-s", "1.5"};
+  call.work_dir = fs::temp_directory_path() / ("aa-" + std::to_string(getpid()));
+  call.timeout_s = 600;
+  call.request_timeout_s = manifest.timeout_s;
+  const auto out = grader::call_referee(call);
+  ASSERT_TRUE(out.ok()) << out.message << "\n" << out.result.dump(1);
+  const json& t = out.result["timing"];
+  EXPECT_NEAR(t["speedup"]["median"].get<double>(), 1.0, 0.05) << t.dump(1);
+  EXPECT_NEAR(t["aa"]["median"].get<double>(), 1.0, 0.05) << t.dump(1);
+  EXPECT_LT(t["interference"]["ratio"].get<double>(), 1.10) << t.dump(1);
+  fs::remove_all(call.work_dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(Gpu, GpuLab, ::testing::ValuesIn(lab_folders()),

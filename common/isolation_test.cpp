@@ -1,0 +1,93 @@
+#include "isolation.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace memlabs {
+namespace {
+
+bool has_pair(const std::vector<std::string>& a, const std::string& k, const std::string& v) {
+  for (std::size_t i = 0; i + 1 < a.size(); ++i)
+    if (a[i] == k && a[i + 1] == v) return true;
+  return false;
+}
+
+bool has(const std::vector<std::string>& a, const std::string& k) { return std::find(a.begin(), a.end(), k) != a.end(); }
+
+TEST(Isolation, BwrapCommandHidesTheCourseAndKeepsTheProgramVisible) {
+  Isolation iso;
+  iso.mode = "bwrap";
+  iso.bwrap = "/usr/bin/bwrap";
+  iso.hide = {"/tmp"};
+  const auto a = bwrap_command(iso, {"/usr/bin"}, {}, {"/usr/bin/true", "x"});
+  EXPECT_EQ(a.front(), "/usr/bin/bwrap");
+  EXPECT_TRUE(has_pair(a, "--ro-bind", "/"));
+  EXPECT_TRUE(has_pair(a, "--tmpfs", "/tmp"));
+  EXPECT_TRUE(has_pair(a, "--ro-bind", "/usr/bin"));
+  // Its own user, pid and network namespace, and it dies with its parent.
+  for (const char* flag : {"--unshare-user", "--unshare-pid", "--unshare-net", "--die-with-parent", "--new-session"})
+    EXPECT_TRUE(has(a, flag)) << flag;
+  EXPECT_TRUE(has_pair(a, "--uid", "65534"));
+  // The program comes last, after "--".
+  const auto dash = std::find(a.begin(), a.end(), "--");
+  ASSERT_NE(dash, a.end());
+  EXPECT_EQ(*(dash + 1), "/usr/bin/true");
+  EXPECT_EQ(a.back(), "x");
+}
+
+TEST(Isolation, BindsComeAfterTheFoldersTheyPierce) {
+  Isolation iso;
+  iso.mode = "bwrap";
+  iso.bwrap = "bwrap";
+  const auto a = bwrap_command(iso, {"/tmp"}, {}, {"/bin/true"});
+  std::size_t tmpfs = a.size(), bind = a.size();
+  for (std::size_t i = 0; i + 1 < a.size(); ++i) {
+    if (a[i] == "--tmpfs" && a[i + 1] == "/tmp") tmpfs = i;
+    if (a[i] == "--ro-bind" && a[i + 1] == "/tmp") bind = i;
+  }
+  ASSERT_LT(tmpfs, a.size());
+  ASSERT_LT(bind, a.size());
+  EXPECT_LT(tmpfs, bind);
+}
+
+TEST(Isolation, ASubmissionGetsOnlyTheEnvironmentCudaNeeds) {
+  const auto env = submission_environment({"PATH=/bin", "GITHUB_TOKEN=secret", "CUDA_VISIBLE_DEVICES=0",
+                                           "LD_LIBRARY_PATH=/usr/local/nvidia/lib64", "HOME=/root", "GRADER_ISOLATE=bwrap"});
+  EXPECT_TRUE(has(env, "PATH=/bin"));
+  EXPECT_TRUE(has(env, "CUDA_VISIBLE_DEVICES=0"));
+  EXPECT_TRUE(has(env, "LD_LIBRARY_PATH=/usr/local/nvidia/lib64"));
+  EXPECT_FALSE(has(env, "GITHUB_TOKEN=secret"));
+  EXPECT_FALSE(has(env, "HOME=/root"));
+  EXPECT_FALSE(has(env, "GRADER_ISOLATE=bwrap"));
+}
+
+TEST(Isolation, ArgumentsRoundTrip) {
+  Isolation iso;
+  iso.mode = "bwrap";
+  iso.bwrap = "/usr/bin/bwrap";
+  iso.hide = {"/course", "/subs"};
+  iso.cpu_seconds = 50;
+  iso.processes = 512;
+  std::vector<std::string> args = {"run", "--case", "1x1"};
+  for (const auto& a : isolation_args(iso)) args.push_back(a);
+  const Isolation back = take_isolation_args(args);
+  EXPECT_EQ(args, (std::vector<std::string>{"run", "--case", "1x1"}));
+  EXPECT_EQ(back.mode, "bwrap");
+  EXPECT_EQ(back.bwrap, "/usr/bin/bwrap");
+  EXPECT_EQ(back.hide, iso.hide);
+  EXPECT_EQ(back.cpu_seconds, 50);
+  EXPECT_EQ(back.processes, 512u);
+}
+
+TEST(Isolation, BadArgumentsAreRefused) {
+  std::vector<std::string> a = {"--isolate", "chroot"};
+  EXPECT_THROW(take_isolation_args(a), std::invalid_argument);
+  std::vector<std::string> b = {"--isolate", "bwrap"};
+  EXPECT_THROW(take_isolation_args(b), std::invalid_argument) << "bwrap mode needs the program";
+  std::vector<std::string> c = {"--hide"};
+  EXPECT_THROW(take_isolation_args(c), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace memlabs

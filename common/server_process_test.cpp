@@ -1,0 +1,114 @@
+// The referee's control of the processes it starts, on ordinary programs: a
+// submission's program that leaves by setsid or a double fork still ends with
+// its run, and a paused one is really stopped.
+#include "server_process.hpp"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+namespace memlabs {
+namespace {
+
+class ServerProcessTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { become_referee(); }
+};
+
+SpawnOptions shell(const std::string& script) {
+  SpawnOptions o;
+  o.argv = {"/bin/sh", "-c", script};
+  return o;
+}
+
+bool alive(pid_t p) { return ::kill(p, 0) == 0; }
+
+// The state letter of /proc/<pid>/stat ('T' stopped, 'Z' zombie, ...).
+char state_of(pid_t p) {
+  std::ifstream in("/proc/" + std::to_string(p) + "/stat");
+  std::string line;
+  std::getline(in, line);
+  const auto close = line.rfind(')');
+  return close == std::string::npos || close + 2 >= line.size() ? '?' : line[close + 2];
+}
+
+void wait_for(const std::function<bool()>& done) {
+  for (int i = 0; i < 200 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
+TEST_F(ServerProcessTest, KillAllEndsProcessesThatLeftBySetsidAndDoubleFork) {
+  // A daemon in a new session, and a grandchild orphaned by its parent's exit.
+  ServerProcess p = ServerProcess::spawn(shell("setsid sleep 300 & (sleep 300 &) ; sleep 300"));
+  std::vector<pid_t> seen;
+  wait_for([&] {
+    seen = descendants_of(::getpid());
+    return seen.size() >= 4;  // sh, setsid'd sleep, orphaned sleep, sleep
+  });
+  ASSERT_GE(seen.size(), 3u);
+  p.kill_all();
+  for (pid_t q : seen) EXPECT_FALSE(alive(q) && state_of(q) != 'Z') << "process " << q << " outlived kill_all";
+}
+
+TEST_F(ServerProcessTest, PauseStopsEveryProcessAndResumeContinuesThem) {
+  ServerProcess p = ServerProcess::spawn(shell("sleep 300 & while :; do :; done"));
+  std::vector<pid_t> seen;
+  wait_for([&] {
+    seen = descendants_of(::getpid());
+    return seen.size() >= 2;
+  });
+  ASSERT_TRUE(p.pause());
+  for (pid_t q : seen) EXPECT_EQ(state_of(q), 'T') << q;
+  p.resume();
+  wait_for([&] { return state_of(p.pid()) != 'T'; });
+  EXPECT_NE(state_of(p.pid()), 'T');
+  p.kill_all();
+}
+
+TEST_F(ServerProcessTest, ARequestToAProgramThatNeverAnswersTimesOut) {
+  ServerProcess p = ServerProcess::spawn(shell("sleep 300"));
+  const Reply r = p.request({{"op", "nop"}}, 0.2);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.failure, "timeout");
+}
+
+TEST_F(ServerProcessTest, AProgramThatExitsIsGoneWithItsStatus) {
+  ServerProcess p = ServerProcess::spawn(shell("exit 7"));
+  const Reply r = p.request({{"op", "nop"}}, 5);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.failure, "gone");
+  p.kill_all();
+  EXPECT_EQ(p.ending(), "exited with code 7");
+}
+
+TEST_F(ServerProcessTest, AProgramThatCrashesSaysBySignal) {
+  ServerProcess p = ServerProcess::spawn(shell("kill -SEGV $$"));
+  p.request({{"op", "nop"}}, 5);
+  p.kill_all();
+  EXPECT_TRUE(p.crashed());
+  EXPECT_NE(p.ending().find("SIGSEGV"), std::string::npos);
+}
+
+TEST_F(ServerProcessTest, TheProgramGetsItsSocketAsDescriptor3AndNothingElse) {
+  // The shell lists its open descriptors, then closes 3, which ends the request.
+  const std::string script = "ls /proc/$$/fd | sort -n | tr '\\n' ' '; exec 3>&-; sleep 1";
+  int p[2];
+  ASSERT_EQ(::pipe(p), 0);
+  SpawnOptions o = shell(script);
+  o.stdout_fd = p[1];
+  ServerProcess sp = ServerProcess::spawn(o);
+  ::close(p[1]);
+  EXPECT_EQ(sp.request({{"op", "nop"}}, 5).failure, "gone");
+  sp.kill_all();
+  char buf[256] = {};
+  const ssize_t n = ::read(p[0], buf, sizeof buf - 1);
+  ::close(p[0]);
+  ASSERT_GT(n, 0);
+  EXPECT_EQ(std::string(buf), "0 1 2 3 ") << "stdin, stdout, stderr and the socket: nothing else is inherited";
+}
+
+}  // namespace
+}  // namespace memlabs

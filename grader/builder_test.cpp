@@ -1,0 +1,69 @@
+// The build's defences that need no compiler: which included files a
+// submission may use, and which host assembly it may not hold.
+#include "builder.hpp"
+
+#include <gtest/gtest.h>
+
+namespace grader {
+namespace {
+
+TEST(DependencyRule, ReadsEveryFileAfterTheTarget) {
+  const auto files = parse_dependency_rule(
+      "kernel.o : /w/src/kernel.cu \\\n    /usr/include/stdio.h \\\n    /w/src/lab/lab.cuh\n");
+  ASSERT_EQ(files.size(), 3u);
+  EXPECT_EQ(files[0], "/w/src/kernel.cu");
+  EXPECT_EQ(files[2], "/w/src/lab/lab.cuh");
+}
+
+TEST(DependencyRule, KeepsEscapedSpacesInANameAndAcceptsAGluedColon) {
+  const auto files = parse_dependency_rule("k.o: /a\\ b/x.h /c.h");
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(files[0], "/a b/x.h");
+}
+
+TEST(ForeignIncludes, TheStagedFilesAndSystemHeadersAreAllowed) {
+  EXPECT_EQ(foreign_includes({"/w/src/kernel.cu", "/w/src/lab/lab.cuh", "/usr/include/stdio.h"}, {"/w/src", "/usr/include"}),
+            "");
+}
+
+TEST(ForeignIncludes, ASolutionOrAnyOtherFileIsRefusedWithoutQuotingIt) {
+  const std::string why =
+      foreign_includes({"/w/src/kernel.cu", "/course/solutions/lab07/kernel.cu"}, {"/w/src", "/usr/include"});
+  EXPECT_NE(why.find("kernel.cu"), std::string::npos);
+  EXPECT_EQ(why.find("/course"), std::string::npos) << "the message names the file, not where it lives";
+}
+
+TEST(ForeignIncludes, APrefixThatIsNotAFolderDoesNotCount) {
+  EXPECT_NE(foreign_includes({"/w/src-evil/x.h"}, {"/w/src"}), "");
+}
+
+TEST(ForeignIncludes, DotDotCannotClimbOutOfAnAllowedFolder) {
+  EXPECT_NE(foreign_includes({"/w/src/../../etc/passwd"}, {"/w/src"}), "");
+}
+
+TEST(ForbiddenAssembly, OrdinaryCompilerOutputIsClean) {
+  EXPECT_EQ(forbidden_assembly("\t.file\t\"kernel.cu\"\n\t.text\n_Z6launchPf:\n\tmovl\t$1, %eax\n\tret\n"
+                               "\t.section\t.rodata\n.LC0:\n\t.string\t\"use .include or .incbin\"\n"),
+            "");
+}
+
+TEST(ForbiddenAssembly, IncbinAndIncludeAreRefused) {
+  EXPECT_NE(forbidden_assembly("\t.section .rodata\nleak:\n\t.incbin \"/course/solutions/lab07/kernel.cu\"\n"), "");
+  EXPECT_NE(forbidden_assembly("  .include \"/etc/passwd\"\n"), "");
+  EXPECT_NE(forbidden_assembly("x: .incbin \"f\"\n"), "");
+  EXPECT_NE(forbidden_assembly("nop; .incbin \"f\"\n"), "");
+}
+
+TEST(ForbiddenAssembly, DirectivesThatBuildOtherDirectivesAreRefused) {
+  EXPECT_NE(forbidden_assembly(".irp x,bin\n.inc\\x \"f\"\n.endr\n"), "");
+  EXPECT_NE(forbidden_assembly(".macro m\n.endm\n"), "");
+  EXPECT_NE(forbidden_assembly(".rept 1\n.endr\n"), "");
+  EXPECT_NE(forbidden_assembly(".altmacro\n"), "");
+}
+
+TEST(ForbiddenAssembly, ACommentMentioningADirectiveIsNotOne) {
+  EXPECT_EQ(forbidden_assembly("\tnop # .incbin here would be bad\n"), "");
+}
+
+}  // namespace
+}  // namespace grader

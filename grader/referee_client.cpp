@@ -1,0 +1,178 @@
+#include "referee_client.hpp"
+
+#include <csignal>
+#include <optional>
+
+#include "isolation.hpp"
+#include "referee_protocol.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace grader {
+namespace {
+
+constexpr std::size_t kShownOutputBytes = 4000;
+constexpr std::size_t kMaxResultBytes = 8u << 20;
+
+std::string where_clause(const json& error) {
+  std::string s;
+  const std::string phase = error.value("phase", "");
+  const std::string c = error.value("case", "");
+  if (phase == "candidate") s = " in your kernel";
+  else if (phase == "setup") s = " while setting up";
+  else if (phase == "facts") s = " while the driver checked your program's memory";
+  if (!c.empty()) s += " (case " + c + ")";
+  return s;
+}
+
+std::string describe_signal(int sig) {
+  switch (sig) {
+    case SIGSEGV:
+      return "crashed with a segmentation fault in host code: a device pointer used on the host, or a host "
+             "pointer passed to the GPU?";
+    case SIGBUS: return "crashed with a bus error in host code";
+    case SIGFPE: return "crashed with an arithmetic error in host code (integer division by zero?)";
+    case SIGABRT: return "aborted (an assert, an uncaught exception or a failed CUDA call in host code)";
+    case SIGXFSZ: return "printed far too much output and was stopped (a printf in a loop?)";
+    case SIGXCPU: return "used too much CPU time and was stopped";
+    case SIGKILL: return "was killed from outside (out of memory?)";
+    default: return "was killed by signal " + std::to_string(sig);
+  }
+}
+
+// One line for a run the referee could not finish because of the submission's program.
+std::pair<std::string, std::string> explain_failure(const json& f, const std::string& who, double request_timeout_s) {
+  const std::string kind = f.value("kind", "");
+  const std::string in_case = f.value("case", std::string()).empty() ? "" : " (case " + f.value("case", std::string()) + ")";
+  if (f.value("who", std::string("worker")) != "worker" && kind != "no_device")
+    return {"referee", "the referee's own trusted process failed, which is a problem of the grading machine or the "
+                       "course, not of your code: " + f.value("message", std::string())};
+  if (kind == "timeout")
+    return {"timeout", who + " did not finish within " + std::to_string(static_cast<int>(request_timeout_s)) +
+                           " s and was stopped" + in_case +
+                           ": an endless loop, or threads waiting at a barrier that others never reach?"};
+  if (kind == "crash") return {"crash", who + " " + describe_signal(f.value("signal", 0)) + in_case};
+  if (kind == "exit")
+    return {"no_result", who + " ended (" + f.value("ending", std::string("?")) + ")" + in_case +
+                             " before it finished: does the code call exit(), abort() or cudaDeviceReset()?"};
+  if (kind == "cuda_error") {
+    const json error = f.value("error", json::object());
+    const std::string name = error.value("name", "");
+    return {"cuda_error", explain_cuda_error(error, who)};
+  }
+  if (kind == "protocol")
+    return {"protocol", who + " broke the protocol with the referee" + in_case + ": " + f.value("message", std::string())};
+  if (kind == "pause") return {"error", who + " could not be paused between requests (it kept starting processes)"};
+  if (kind == "no_start") return {"error", f.value("message", std::string("could not start ") + who)};
+  if (kind == "no_device") return {"no_device", "no usable GPU: " + f.value("message", std::string())};
+  if (kind == "referee")
+    return {"referee", "the referee failed, which is a problem of the grading machine or the course, not of your code: " +
+                           f.value("message", std::string())};
+  const json error = f.value("error", json::object());
+  return {"error", who + " failed" + where_clause(error) + ": " + f.value("message", std::string("an error"))};
+}
+
+}  // namespace
+
+std::string explain_cuda_error(const json& e, const std::string& who) {
+  const std::string name = e.value("name", "");
+  const std::string where = where_clause(e);
+  if (name == "cudaErrorIllegalAddress")
+    return "illegal memory access" + where +
+           ": a thread read or wrote outside its buffer. Check the bounds guards at sizes that are not a "
+           "multiple of the tile, and the index arithmetic.";
+  if (name == "cudaErrorMisalignedAddress")
+    return "misaligned address" + where + ": a vector load/store (float4, ...) on an address that is not a multiple of its size.";
+  if (name == "cudaErrorInvalidConfiguration")
+    return "invalid launch configuration" + where +
+           ": too many threads per block (max 1024), a zero-sized grid, or more shared memory than a block may have.";
+  if (name == "cudaErrorLaunchOutOfResources")
+    return "too many resources requested for launch" + where + ": too many registers per thread for this block size.";
+  if (name == "cudaErrorIllegalInstruction" || name == "cudaErrorLaunchFailure")
+    return "the kernel crashed" + where + " (" + e.value("message", "") + ")";
+  if (name == "cudaErrorAssert") return "a device-side assert() failed" + where + ".";
+  return who + " hit " + name + " (" + e.value("message", "") + ")" + where + " at " + e.value("call", "") +
+         " [" + e.value("where", "") + "]";
+}
+
+std::vector<std::string> referee_isolation_args(const IsolationSettings& s, double timeout_s) {
+  memlabs::Isolation iso;
+  if (s.enabled()) {
+    iso.mode = s.mode;
+    if (s.mode == "bwrap") {
+      const BwrapStatus bw = probe_bwrap();
+      iso.bwrap = bw.program.string();
+      if (!bw.works) iso.mode = "rlimits";  // the batch checked it; a vanished bwrap still leaves the limits
+    }
+    for (const auto& h : s.hide) iso.hide.push_back(h.string());
+    iso.cpu_seconds = static_cast<double>(isolated_cpu_seconds(timeout_s));
+    iso.processes = 512;  // CUDA's threads count too; far below what a fork bomb needs
+  }
+  return memlabs::isolation_args(iso);
+}
+
+RunnerOutcome call_referee(const RefereeCall& call) {
+  RunnerOutcome out;
+  fs::create_directories(call.work_dir);
+  const fs::path program_out = call.work_dir / "program-stdout.txt";
+  const fs::path program_err = call.work_dir / "program-stderr.txt";
+  std::error_code ec;
+  fs::remove(program_out, ec);
+  fs::remove(program_err, ec);
+
+  ChildOptions o;
+  o.argv = {call.referee.string()};
+  o.argv.insert(o.argv.end(), call.args.begin(), call.args.end());
+  if (!call.worker.empty()) o.argv.insert(o.argv.end(), {"--worker", call.worker.string()});
+  o.argv.insert(o.argv.end(), {"--timeout", std::to_string(call.request_timeout_s), "--stdout", program_out.string(),
+                               "--stderr", program_err.string()});
+  const IsolationSettings isolation = isolation_from_environment();
+  for (auto& a : referee_isolation_args(isolation, call.request_timeout_s)) o.argv.push_back(std::move(a));
+  o.cwd = call.work_dir;
+  o.timeout_s = call.timeout_s;
+  o.capture_stdout_bytes = kMaxResultBytes;
+  o.stderr_file = call.work_dir / "referee-stderr.txt";
+  // One GPU run at a time across graders that share the lock; its wait is not the program's time.
+  std::optional<FileLock> gpu_lock;
+  if (!isolation.gpu_lock.empty()) gpu_lock.emplace(isolation.gpu_lock);
+  out.child = run_child(o);
+  gpu_lock.reset();
+  out.stdout_head = read_head(program_out, kShownOutputBytes);
+  out.stderr_head = read_head(program_err, kShownOutputBytes);
+
+  const auto fail = [&](const std::string& category, const std::string& message) {
+    out.category = category;
+    out.message = message;
+    return out;
+  };
+  if (!out.child.started) return fail("referee", "could not start the referee: " + out.child.start_error);
+  if (out.child.interrupted) throw Interrupted();
+  if (out.child.timed_out)
+    return fail("timeout", call.who + " did not finish within " + std::to_string(static_cast<int>(call.timeout_s)) +
+                               " s in all and was stopped: an endless loop, or a kernel far slower than the baseline?");
+  try {
+    out.result = json::parse(out.child.stdout_text);
+  } catch (const std::exception&) {
+    const std::string err = read_head(o.stderr_file, 600);
+    return fail("referee", "the referee ended (" + out.child.describe() + ") without a result" +
+                               (err.empty() ? std::string() : ": " + err));
+  }
+  if (!out.result.is_object() || out.result.value("protocol", 0) != memlabs::kRefereeProtocol)
+    return fail("referee", "the referee speaks another protocol than this grader (" +
+                               std::to_string(out.result.is_object() ? out.result.value("protocol", 0) : 0) +
+                               "): rebuild the course with this grader");
+  const std::string status = out.result.value("status", "failed");
+  if (status == "ok") return out;
+  const json failure = out.result.value("failure", json::object());
+  if (status == "usage") return fail("usage", "referee usage error: " + failure.value("message", std::string()));
+  if (status == "no_device") return fail("no_device", "no usable GPU: " + failure.value("message", std::string()));
+  if (status == "mismatch" || status == "timed_failure" || status == "interference") {
+    out.category = status;  // the caller reads the cases or the timing for the detail
+    return out;
+  }
+  const auto [category, message] = explain_failure(failure, call.who, call.request_timeout_s);
+  return fail(category, message);
+}
+
+}  // namespace grader

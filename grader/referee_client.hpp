@@ -1,0 +1,49 @@
+// Runs the referee (common/referee.cuh) for one request of a grade and turns
+// whatever happened into one outcome with a sentence that names the likely
+// cause. The referee starts the submission's program itself, in isolation; its
+// verdict reaches the grader only through the referee's stdout, a pipe no other
+// process holds. What the submission's program printed is shown, never trusted.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "child_process.hpp"
+#include "sandbox.hpp"
+
+namespace grader {
+
+struct RunnerOutcome {
+  // "ok", or what went wrong: "timeout", "crash", "no_result", "cuda_error",
+  // "bad_output", "mismatch", "timed_failure", "interference", "usage", "error",
+  // "protocol", "no_device", "referee".
+  std::string category = "ok";
+  std::string message;  // one line for the student; empty when ok
+  nlohmann::json result;
+  std::string stdout_head, stderr_head;  // what the submission's program printed, truncated
+  ChildResult child;
+  bool ok() const { return category == "ok"; }
+};
+
+struct RefereeCall {
+  std::filesystem::path referee;  // the lab's referee
+  std::filesystem::path worker;   // the submission's program (or empty with --variant baseline)
+  std::vector<std::string> args;  // mode and options: run/time, --case, --seed, ...
+  std::filesystem::path work_dir; // private to this call
+  double timeout_s = 60;          // the whole call
+  double request_timeout_s = 60;  // one request to the submission's program
+  std::string who = "your program";
+};
+
+RunnerOutcome call_referee(const RefereeCall& call);
+
+// The sentence for a CUDA error the submission's program reported.
+std::string explain_cuda_error(const nlohmann::json& error, const std::string& who);
+
+// The isolation a referee gives the submission's program in this process's
+// mode (sandbox.hpp), with limits from the call's timeout.
+std::vector<std::string> referee_isolation_args(const IsolationSettings& settings, double timeout_s);
+
+}  // namespace grader

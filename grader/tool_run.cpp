@@ -1,0 +1,74 @@
+#include "tool_run.hpp"
+
+#include <optional>
+
+#include "isolation.hpp"
+#include "sandbox.hpp"
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+
+namespace grader {
+
+RunnerOutcome call_tool(const ToolCall& call) {
+  RunnerOutcome out;
+  fs::create_directories(call.work_dir);
+  std::vector<std::string> program = {call.worker.string(), "run", "--seed", std::to_string(call.seed)};
+  for (const auto& c : call.cases) program.insert(program.end(), {"--case", c});
+
+  ChildOptions o;
+  o.argv = call.tool;
+  const IsolationSettings isolation = isolation_from_environment();
+  if (isolation.mode == "bwrap") {
+    const BwrapStatus bw = probe_bwrap();
+    if (bw.works) {
+      memlabs::Isolation sandbox;
+      sandbox.mode = "bwrap";
+      sandbox.bwrap = bw.program.string();
+      for (const auto& h : isolation.hide) sandbox.hide.push_back(h.string());
+      program = memlabs::bwrap_command(sandbox, {call.worker.parent_path().string()}, {}, program);
+    }
+  }
+  o.argv.insert(o.argv.end(), program.begin(), program.end());
+  o.cwd = call.work_dir;
+  o.timeout_s = call.timeout_s;
+  o.stdout_file = call.work_dir / "stdout.txt";
+  o.stderr_file = call.work_dir / "stderr.txt";
+  std::vector<std::string> parent;
+  for (char** e = environ; *e; ++e) parent.emplace_back(*e);
+  o.env = memlabs::submission_environment(parent);
+  if (isolation.enabled()) {
+    o.max_cpu_seconds = isolated_cpu_seconds(call.timeout_s);
+    o.max_processes = isolated_process_limit();
+  }
+  std::optional<FileLock> gpu_lock;
+  if (!isolation.gpu_lock.empty()) gpu_lock.emplace(isolation.gpu_lock);
+  out.child = run_child(o);
+  gpu_lock.reset();
+  out.stdout_head = read_head(o.stdout_file, 4000);
+  out.stderr_head = read_head(o.stderr_file, 4000);
+  if (!out.child.started) {
+    out.category = "error";
+    out.message = "could not start " + call.tool.at(0) + ": " + out.child.start_error;
+  } else if (out.child.interrupted) {
+    throw Interrupted();
+  } else if (out.child.timed_out) {
+    out.category = "timeout";
+    out.message = call.who + " did not finish within " + std::to_string(static_cast<int>(call.timeout_s)) +
+                  " s and was stopped: an endless loop, or threads waiting at a barrier that others never reach?";
+  } else if (out.child.signaled) {
+    out.category = "crash";
+    out.message = call.who + " " + out.child.describe();
+  } else if (out.child.exit_code != 0) {
+    // The program exits 10 after a CUDA error and prints it last.
+    std::string last = out.stderr_head;
+    while (!last.empty() && last.back() == '\n') last.pop_back();
+    last = last.substr(last.find_last_of('\n') == std::string::npos ? 0 : last.find_last_of('\n') + 1);
+    out.category = out.child.exit_code == 10 ? "cuda_error" : "error";
+    out.message = call.who + " " + out.child.describe() + (last.empty() ? "" : ": " + last);
+  }
+  return out;
+}
+
+}  // namespace grader

@@ -1,0 +1,30 @@
+// Runs the submission's program on its own under ncu or compute-sanitizer:
+// `worker run --case C --seed S` builds and runs the cases in that process
+// (no referee; the tool's report is the evidence, not the program's output).
+// In isolated mode the tool runs outside the sandbox and only the program
+// inside it, so the report file is written where the program cannot reach.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "referee_client.hpp"
+
+namespace grader {
+
+struct ToolCall {
+  std::vector<std::string> tool;     // the tool and its options, up to the program
+  std::filesystem::path worker;      // the submission's program
+  std::vector<std::string> cases;
+  std::uint64_t seed = 1;
+  std::filesystem::path work_dir;    // private to this call
+  double timeout_s = 60;
+  std::string who = "your program";
+};
+
+// category "ok" when the program ran to its end under the tool; otherwise
+// "timeout", "crash", "cuda_error" or "error" with a sentence.
+RunnerOutcome call_tool(const ToolCall& call);
+
+}  // namespace grader
