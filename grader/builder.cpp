@@ -281,7 +281,8 @@ fs::path Builder::probe() {
   h.add(toolchain_.version).add_tree(common, kSourceExtensions);
   auto entry = cached_build(settings_.cache_dir, "probe", h.hex(), [&](const fs::path& work, std::string& log) {
     return run_tool({toolchain_.nvcc.string(), "-std=c++17", "-O2", "-I" + common.string(),
-                     (common / "probe_main.cu").string(), "-o", (work / "probe").string()},
+                     (common / "probe_main.cu").string(), (common / "shared_memory.cu").string(), "-o",
+                     (work / "probe").string()},
                     work, log, settings_.verbose);
   });
   if (!entry.ok) throw EnvironmentError("could not build the device probe:\n" + entry.log);
