@@ -74,7 +74,7 @@ json expect_reply(ServerProcess& server, const json& request, double timeout_s, 
   const auto fail = [&](const std::string& kind, const std::string& message, json error = json::object()) -> json {
     server.kill_all();
     json f = {{"kind", kind}, {"message", message}, {"who", who}, {"phase", phase}, {"case", case_name},
-              {"ending", server.ending()}};
+              {"op", op}, {"ending", server.ending()}, {"recent", server.recent()}};
     if (!error.empty()) f["error"] = std::move(error);
     if (server.crashed()) f["signal"] = server.signal();
     throw RunFailure(f);

@@ -61,6 +61,8 @@ class ServerProcess {
   // How it ended, after kill_all or when it exited: "exited with code 3", "killed by SIGSEGV".
   std::string ending() const;
   bool crashed() const { return signaled_; }
+  // The last requests (op, seconds, how they ended), oldest first: where a run went wrong.
+  const std::vector<std::string>& recent() const { return recent_; }
   int exit_code() const { return exit_code_; }
   int signal() const { return signal_; }
 
@@ -74,6 +76,7 @@ class ServerProcess {
   bool reaped_ = false, exited_ = false, signaled_ = false;
   int exit_code_ = -1, signal_ = 0;
   bool bwrap_ = false;
+  std::vector<std::string> recent_;
 };
 
 // Makes this process adopt orphans of the processes it starts (so none can

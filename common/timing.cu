@@ -170,7 +170,6 @@ class Session {
     const double wall = seconds_since(t0);
 
     // The baseline alone again, with the submission's program and all it started gone.
-    expect_reply(worker_, {{"op", "close"}}, a_.timeout_s, "worker", case_);
     worker_.kill_all();
     for (int i = 0; i < 3; ++i) {
       new_inputs(false);

@@ -240,31 +240,40 @@ BatchEnvironment prepare_batch_environment(const Session& session, const std::st
   BatchEnvironment b;
   b.isolation.gpu_lock = session.course.state_dir() / "gpu.lock";
   b.isolation.hide = hidden;
-  b.isolation.hide.push_back(session.course.root() / "solutions");
-  b.isolation.hide.push_back(session.course.state_dir());
-  b.isolation.hide.push_back(session.course.root() / ".git");  // its history holds every solution
+  // The whole course: its solutions, its history, its builds. The submission's
+  // program needs none of it (its own folder is shown to it on its own).
+  b.isolation.hide.push_back(session.course.root());
   if (const char* home = std::getenv("HOME")) b.isolation.hide.emplace_back(home);
   b.isolation.hide.emplace_back(fs::temp_directory_path());
   const std::string limits = "CPU time, file size and process count limited (RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NPROC)";
-  const std::string root_note = ::getuid() == 0 ? "; running as root, so RLIMIT_NPROC is not enforced by the kernel: "
-                                                  "a fork bomb is stopped only by the timeout's process-group kill"
-                                                : "";
+  // Without bwrap: as root the submission's program runs as nobody, which can
+  // still read what others may read; as anyone else it runs as that user.
+  std::string without_bwrap;
+  if (::getuid() == 0) {
+    without_bwrap = "the submission's program runs as user nobody, so it reads only what any user may read";
+    std::error_code ec;
+    const fs::path solutions = session.course.root() / "solutions";
+    const auto perms = fs::status(solutions, ec).permissions();
+    if (!ec && (perms & fs::perms::others_read) != fs::perms::none)
+      without_bwrap += "; WARNING: " + solutions.string() + " is readable by others (chmod -R o-rwx it, or use bwrap)";
+  } else {
+    without_bwrap = "the submission's program runs as the grading user and can read and write whatever it can "
+                    "(use bwrap, or grade as root so that it runs as nobody)";
+  }
   if (mode == "rlimits") {
     b.isolation.mode = "rlimits";
-    b.isolation_note = "limited isolation (rlimits only, as asked): " + limits +
-                       ", but a submission can read and write whatever the grading user can" + root_note;
+    b.isolation_note = "limited isolation (rlimits only, as asked): " + limits + "; " + without_bwrap;
   } else {
     const BwrapStatus bw = probe_bwrap();
     if (bw.works) {
       b.isolation.mode = "bwrap";
-      b.isolation_note = "bwrap sandbox: read-only /, no network, own pid namespace; solutions/, .git/, .grader/, "
-                         "$HOME, /tmp and the submissions folder hidden; " + limits + root_note;
+      b.isolation_note = "bwrap sandbox: read-only /, no network, own user and pid namespaces; the course, $HOME, /tmp "
+                         "and the submissions and results folders hidden; " + limits;
     } else if (mode == "bwrap") {
       throw EnvironmentError("--isolation bwrap: " + bw.reason);
     } else {
       b.isolation.mode = "rlimits";
-      b.isolation_note = "limited isolation: " + bw.reason + "; falling back to " + limits +
-                         ": a submission can read and write whatever the grading user can" + root_note;
+      b.isolation_note = "limited isolation: " + bw.reason + "; falling back to " + limits + "; " + without_bwrap;
     }
   }
   const DeviceInfo& d = session.device;

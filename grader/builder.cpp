@@ -356,7 +356,25 @@ std::vector<RunnerBuild> Builder::build(const std::vector<RunnerSource>& sources
         auto dep_argv = flags;
         dep_argv.insert(dep_argv.end(), {"-M", (stage / "kernel.cu").string()});
         if (!run_tool(dep_argv, work, log, settings_.verbose, /*sandboxed=*/true, &deps)) {
-          log = shorten(log);
+          // A file outside the staged folder that does not exist here (in the
+          // sandbox nothing of the course does) is the same refusal as one that does.
+          static const std::regex missing(R"(error: (\S+): No such file or directory)");
+          std::smatch m;
+          const std::string all = log;
+          if (std::regex_search(all, m, missing)) {
+            const std::string foreign = foreign_includes({m[1].str().front() == '/' ? m[1].str() : (stage / m[1].str()).string()},
+                                                         {fs::weakly_canonical(stage)});
+            if (!foreign.empty()) {
+              log = foreign + "\n";
+              return false;
+            }
+          }
+          // Only what concerns the student's own file: the preprocessor may be
+          // quoting a file the submission tried to pull in.
+          std::istringstream lines(shorten(log));
+          log = "kernel.cu could not be preprocessed:\n";
+          for (std::string line; std::getline(lines, line);)
+            if (line.rfind(src.display_name, 0) == 0) log += line + "\n";
           return false;
         }
         const std::string foreign =
@@ -371,8 +389,9 @@ std::vector<RunnerBuild> Builder::build(const std::vector<RunnerSource>& sources
                                  "-c", (stage / "kernel.cu").string(), "-o", (work / "kernel.o").string()});
         const bool ok = run_tool(argv, work, log, settings_.verbose, /*sandboxed=*/true);
         log = shorten(log);
-        if (!ok) return false;
-        // The host assembly, exactly as the assembler read it.
+        // The host assembly, exactly as the assembler read it; looked at even
+        // when the build failed, since the assembler's errors could quote what
+        // such a directive pulled in.
         std::error_code ec;
         for (fs::directory_iterator it(work, ec), end; !ec && it != end; it.increment(ec)) {
           if (it->path().extension() != ".s") continue;
@@ -382,6 +401,7 @@ std::vector<RunnerBuild> Builder::build(const std::vector<RunnerSource>& sources
             return false;
           }
         }
+        if (!ok) return false;
         fs::rename(work / "keep" / "kernel.ptx", work / "kernel.ptx", ec);
         std::ofstream(work / "ptxas.log") << log;
         fs::remove_all(work / "keep", ec);

@@ -414,7 +414,11 @@ CheckResult LabGrader::check_timing(const Check& c) {
     return r;
   }
   if (t.category == "referee" || t.category == "no_device") return skipped(c, t.message);
-  if (!t.ok() && t.category != "interference") return failed(c, t.message, t.category);
+  if (!t.ok() && t.category != "interference") {
+    CheckResult r = failed(c, t.message, t.category);
+    if (t.result.is_object() && t.result.contains("failure")) r.data["failure"] = t.result["failure"];
+    return r;
+  }
   const json& tj = t.result["timing"];
   const bool speedup = c.kind == "speedup";
   const bool library = c.kind == "fraction_of_library";

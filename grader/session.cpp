@@ -10,10 +10,21 @@ namespace grader {
 
 namespace {
 constexpr const char* kDefaultArch = "sm_90";  // Hopper: what the course is measured on
+
+// .grader/ holds every build, the solutions' too when an instructor grades
+// them: only its owner may enter it (a submission's program runs as another
+// user when the grader runs as root, and must not load a solution's build).
+void make_state_dir_private(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace, ec);
 }
+
+}  // namespace
 
 Session Session::open(const GlobalOptions& global, bool measure_bandwidth) {
   Session s{global, Course::discover(global.root), {}, nullptr, {}};
+  make_state_dir_private(s.course.state_dir());
   s.toolchain = detect_toolchain();
   BuildSettings b;
   b.course_root = s.course.root();

@@ -12,6 +12,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <chrono>
+#include <thread>
 
 #include "child_process.hpp"
 #include "sandbox.hpp"
@@ -65,7 +67,7 @@ GraderRun run_grader(const std::vector<std::string>& args, bool no_gpu, const fs
   return run;
 }
 
-// 15 entries: 10 that compile and grade, 5 that are rejected before any build.
+// 17 entries: 12 that compile and grade, 5 that are rejected before any build.
 void make_class(const fs::path& dir) {
   const std::string solution = read(kRoot / "solutions" / "lab07-bank-conflicts" / "kernel.cu");
   write(dir / "correct" / "kernel.cu", solution);
@@ -76,8 +78,11 @@ void make_class(const fs::path& dir) {
   write(dir / "infinite_loop.cu", read(kLab / "infinite_loop.cu"));
   write(dir / "compile_error.cu", read(kLab / "compile_error.cu"));
   write(dir / "empty_kernel.cu", read(kLab / "empty_kernel.cu"));
-  for (const char* h : {"crash_host", "read_solutions", "write_outside", "fork_bomb"})
+  for (const char* h : {"crash_host", "read_solutions", "write_outside", "fork_bomb", "daemon_rewrites_gradebook"})
     write(dir / h / "kernel.cu", read(kHostile / (std::string(h) + ".cu")));
+  std::string links = read(kHostile / "links_over_what_is_read_back.cu");
+  links.replace(links.find("@SOLUTION@"), 10, (kRoot / "solutions" / "lab07-bank-conflicts" / "kernel.cu").string());
+  write(dir / "links_over_what_is_read_back" / "kernel.cu", links);
   write(dir / "empty" / "kernel.cu", "");
   write(dir / "binary.cu", std::string("\x7f" "ELF\x02\x01\x01\0\0\0", 10));
   write(dir / "huge" / "kernel.cu", solution + std::string(1u << 20, '/') + "\n");
@@ -156,15 +161,17 @@ const std::string kHeader =
 
 }  // namespace
 
-TEST_F(Batch, StaticGradesAMixedClassAndResumes) {
+// Without a GPU nothing is graded: bad files are still rejected, every other
+// row says "not graded: no GPU", no score is written, and the batch exits 4.
+TEST_F(Batch, StaticWithoutAGpuRecordsNoScore) {
   const fs::path out = base / "out";
   const GraderRun r = run_grader({"batch", (base / "class").string(), "--lab", "lab07", "--out", out.string(), "--jobs", "2",
                             "--hint-penalty", "0.5"},
                            true, base / "scratch");
-  ASSERT_EQ(r.exit_code, 0) << r.raw << r.err;
+  ASSERT_EQ(r.exit_code, 4) << r.raw << r.err;
   ASSERT_EQ(r.out.value("schema", ""), "cuda-memory-labs/batch/1") << r.raw;
   auto rows = rows_by_id(r.out);
-  ASSERT_EQ(rows.size(), 15u) << r.raw;
+  ASSERT_EQ(rows.size(), 17u) << r.raw;
 
   // Isolation: bwrap where it works, else rlimits and a report that says so.
   const grader::BwrapStatus bw = grader::probe_bwrap();
@@ -177,59 +184,65 @@ TEST_F(Batch, StaticGradesAMixedClassAndResumes) {
   EXPECT_NE(rows["huge"]["reason"].get<std::string>().find("too large"), std::string::npos);
   EXPECT_NE(rows["nokernel"]["reason"].get<std::string>().find("no kernel.cu"), std::string::npos);
   for (const char* id : {"correct", "unpadded", "off_by_one", "infinite_loop", "compile_error", "empty_kernel", "crash_host",
-                         "read_solutions", "write_outside", "fork_bomb"})
-    EXPECT_EQ(rows[id]["status"], "graded") << id << ": " << rows[id].dump();
+                         "read_solutions", "write_outside", "fork_bomb", "daemon_rewrites_gradebook",
+                         "links_over_what_is_read_back"}) {
+    EXPECT_EQ(rows[id]["status"], "not_graded") << id << ": " << rows[id].dump();
+    EXPECT_TRUE(rows[id]["points"].is_null()) << id;
+    EXPECT_NE(rows[id]["notes"].get<std::string>().find("not graded: no GPU"), std::string::npos) << rows[id].dump();
+  }
+  EXPECT_EQ(r.out["counts"]["not_graded"], 12);
   for (const auto& [id, row] : rows) EXPECT_TRUE(fs::exists(out / "results" / (id + ".json"))) << id;
-
-  // Static steps graded for real: PTX failure, build failure; GPU checks skipped.
-  json holder;
-  EXPECT_EQ(report_step(out, "empty_kernel", 0, holder)["status"], "fail");
-  EXPECT_EQ(report_step(out, "correct", 0, holder)["status"], "skipped");
-  EXPECT_EQ(holder["report"]["steps"][0]["checks"][0]["status"], "pass");  // its PTX has the shared tile
-  EXPECT_FALSE(holder["report"]["build"]["student"]["ok"].is_null());
-  EXPECT_EQ(json::parse(read(out / "results" / "compile_error.json"))["report"]["build"]["student"]["ok"], false);
 
   std::vector<std::string> header;
   auto csv = csv_by_id(read(out / "grades.csv"), header);
   std::string joined;
   for (const auto& h : header) joined += (joined.empty() ? "" : ",") + h;
   ASSERT_EQ(joined, kHeader);  // the indices below count on these columns
-  ASSERT_EQ(csv.size(), 15u);
-  EXPECT_EQ(csv["correct"][1], "0");  // skipped earns nothing
-  EXPECT_EQ(csv["correct"][6], "10");
+  ASSERT_EQ(csv.size(), 17u);
+  EXPECT_EQ(csv["correct"][5], "") << "no score, not a 0";
   EXPECT_EQ(csv["correct"][9], "2");  // hints from its .grader/progress.json
-  EXPECT_NE(csv["correct"][10].find("GPU checks skipped"), std::string::npos);
-  EXPECT_NE(csv["compile_error"][10].find("build failed"), std::string::npos);
+  EXPECT_NE(csv["correct"][10].find("not graded: no GPU"), std::string::npos);
   EXPECT_NE(csv["binary"][10].find("rejected: binary"), std::string::npos);
 
   const json gs = json::parse(read(out / "gradescope" / "correct" / "results.json"));
-  EXPECT_EQ(gs["score"], 0);
-  ASSERT_EQ(gs["tests"].size(), 4u);
-  EXPECT_EQ(gs["tests"][0]["max_score"], 3);
-  EXPECT_EQ(gs["tests"][0]["status"], "failed");
-  EXPECT_NE(gs["tests"][0]["output"].get<std::string>().find("skipped"), std::string::npos);
-  EXPECT_TRUE(gs["extra_data"]["gpu"].is_null());
-  EXPECT_FALSE(gs["extra_data"]["cuda"].get<std::string>().empty());
-  const json gce = json::parse(read(out / "gradescope" / "compile_error" / "results.json"));
-  EXPECT_NE(gce["tests"][0]["output"].get<std::string>().find("build failed"), std::string::npos);
+  EXPECT_FALSE(gs.contains("score")) << gs.dump(2);
+  EXPECT_TRUE(gs["tests"].empty());
+  EXPECT_NE(gs["output"].get<std::string>().find("not graded: no GPU"), std::string::npos);
 
-  const std::string junit = read(out / "junit.xml");
-  EXPECT_EQ(count(junit, "<testsuite "), 15u);
-  EXPECT_EQ(count(junit, "<testcase "), 60u);
-  EXPECT_NE(junit.find("<failure message=\"ptx: "), std::string::npos);
-  EXPECT_NE(junit.find("type=\"build\""), std::string::npos);
-  EXPECT_NE(junit.find("<error message=\"rejected: empty"), std::string::npos);
-
-  // Hostile ones compiled, and their host code never ran without a GPU: nothing escaped.
+  // Nothing ran, so nothing escaped.
   for (const auto& t : escape_targets()) EXPECT_FALSE(fs::exists(t)) << t;
 
-  // A rerun keeps every finished row; an edited submission is graded again.
-  std::ofstream(base / "class" / "off_by_one" / "kernel.cu", std::ios::app) << "// edited\n";
+  // A rerun grades them again (a row without a score is never kept).
   const GraderRun again = run_grader({"batch", (base / "class").string(), "--lab", "lab07", "--out", out.string(), "--jobs", "2"},
                                true, base / "scratch");
-  ASSERT_EQ(again.exit_code, 0) << again.raw << again.err;
+  ASSERT_EQ(again.exit_code, 4) << again.raw << again.err;
   rows = rows_by_id(again.out);
-  for (const auto& [id, row] : rows) EXPECT_EQ(row["reused"], id != "off_by_one") << id;
+  for (const auto& [id, row] : rows) EXPECT_EQ(row["reused"], row["status"] == "rejected") << id;
+}
+
+// A folder name a student chose costs only its own row: too long for a file
+// name with ".json", a newline, a leading dash or '='.
+TEST_F(Batch, StaticOddFolderNamesCostOnlyTheirRows) {
+  const fs::path cls = base / "odd";
+  const std::string solution = read(kRoot / "solutions" / "lab07-bank-conflicts" / "kernel.cu");
+  const std::vector<std::string> names = {std::string(250, 'x'), "new\nline", "-rf", "=HYPERLINK(\"x\")", "plain"};
+  for (const auto& n : names) write(cls / n / "kernel.cu", solution);
+  const fs::path out = base / "out-odd";
+  const GraderRun r = run_grader({"batch", cls.string(), "--lab", "lab07", "--out", out.string(), "--jobs", "2"}, true,
+                                 base / "scratch");
+  ASSERT_TRUE(r.out.is_object()) << r.raw << r.err;
+  auto rows = rows_by_id(r.out);
+  ASSERT_EQ(rows.size(), names.size()) << r.raw;
+  for (const auto& n : names) EXPECT_EQ(rows[n]["status"], "not_graded") << n;
+  std::size_t files = 0;
+  for (const auto& e : fs::directory_iterator(out / "results")) {
+    ++files;
+    EXPECT_LE(e.path().filename().string().size(), 200u) << e.path();
+    EXPECT_EQ(e.path().filename().string().find('\n'), std::string::npos) << e.path();
+  }
+  EXPECT_EQ(files, names.size());
+  // A cell that starts with '=' cannot become a spreadsheet formula.
+  EXPECT_EQ(read(out / "grades.csv").find("\n=HYPERLINK"), std::string::npos);
 }
 
 TEST_F(Batch, StaticGradescopeEntryPoint) {
@@ -240,12 +253,13 @@ TEST_F(Batch, StaticGradescopeEntryPoint) {
   const fs::path results = base / "results" / "results.json";
   const GraderRun r = run_grader({"gradescope", "--lab", "lab07", "--submission-dir", sub.string(), "--results", results.string()},
                            true, base / "scratch");
-  ASSERT_EQ(r.exit_code, 0) << r.raw << r.err;
+  // No GPU in the container: no score, and the autograder run fails visibly.
+  ASSERT_EQ(r.exit_code, 4) << r.raw << r.err;
   EXPECT_EQ(r.out["submission"], (sub / "src" / "kernel.cu").string());
+  EXPECT_EQ(r.out["status"], "not_graded");
   const json j = json::parse(read(results));
-  EXPECT_EQ(j["score"], 0);
-  ASSERT_EQ(j["tests"].size(), 4u);
-  EXPECT_NE(j["tests"][0]["output"].get<std::string>().find("fail ptx"), std::string::npos) << j.dump(2);
+  EXPECT_FALSE(j.contains("score")) << j.dump(2);
+  EXPECT_NE(j["output"].get<std::string>().find("not graded: no GPU"), std::string::npos) << j.dump(2);
   EXPECT_TRUE(j["extra_data"].contains("driver"));
 
   const fs::path none = base / "none";
@@ -267,8 +281,10 @@ TEST_F(Batch, GpuGradesAMixedClass) {
                            false, base / "scratch");
   ASSERT_EQ(r.exit_code, 0) << r.raw << r.err;
   auto rows = rows_by_id(r.out);
-  ASSERT_EQ(rows.size(), 15u);
+  ASSERT_EQ(rows.size(), 17u);
   const bool sandboxed = r.out["isolation"] == "bwrap";
+  // Long enough for daemon_rewrites_gradebook's daemon, had it outlived its grade.
+  std::this_thread::sleep_for(std::chrono::seconds(5));
   std::cout << "isolation: " << r.out["isolation_note"].get<std::string>() << "\n";
 
   std::vector<std::string> header;
@@ -281,7 +297,18 @@ TEST_F(Batch, GpuGradesAMixedClass) {
   json holder;
   EXPECT_EQ(report_step(out, "crash_host", 0, holder)["checks"][1]["symptom"], "crash") << holder.dump(2);
   EXPECT_EQ(report_step(out, "infinite_loop", 0, holder)["checks"][1]["symptom"], "timeout");
-  for (const char* id : {"read_solutions", "write_outside", "fork_bomb"}) EXPECT_EQ(rows[id]["status"], "graded") << id;
+  for (const char* id : {"read_solutions", "write_outside", "fork_bomb", "daemon_rewrites_gradebook",
+                         "links_over_what_is_read_back"})
+    EXPECT_EQ(rows[id]["status"], "graded") << id;
+  // The daemon died with its grade: its row and the gradebook are the batch's.
+  EXPECT_EQ(csv["daemon_rewrites_gradebook"][1], "1");
+  EXPECT_EQ(read(out / "grades.csv").find("daemon_rewrites_gradebook,10"), std::string::npos);
+  EXPECT_EQ(json::parse(read(out / "results" / "daemon_rewrites_gradebook.json")).value("forged", false), false);
+  // No gradebook quotes the solution, whatever links were left for the grader to follow.
+  const std::string solution_line = "tile[threadIdx.x][threadIdx.y + j]";
+  for (const auto& e : fs::recursive_directory_iterator(out))
+    if (e.is_regular_file()) EXPECT_EQ(read(e.path()).find(solution_line), std::string::npos) << e.path();
+  EXPECT_EQ(csv["links_over_what_is_read_back"][1], "1");
   // A hostile submission transposes correctly only when its attack failed.
   if (sandboxed) {
     EXPECT_EQ(csv["read_solutions"][1], "1") << "read the solution from inside the sandbox";

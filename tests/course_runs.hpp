@@ -40,8 +40,10 @@ struct GraderRun {
 };
 
 // `grader --json --root kRoot ARGS...`; no_gpu sets GRADER_NO_GPU=1, else any
-// GRADER_NO_GPU of the test's own environment is dropped.
-inline GraderRun run_grader(const std::vector<std::string>& args, bool no_gpu) {
+// GRADER_NO_GPU of the test's own environment is dropped. extra_env ("K=V")
+// is added, e.g. the isolation settings of batch grading (sandbox.hpp).
+inline GraderRun run_grader(const std::vector<std::string>& args, bool no_gpu,
+                            const std::vector<std::string>& extra_env = {}) {
   static int counter = 0;
   const fs::path dir =
       fs::temp_directory_path() / ("grader-run-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
@@ -56,6 +58,7 @@ inline GraderRun run_grader(const std::vector<std::string>& args, bool no_gpu) {
   for (char** e = environ; *e; ++e)
     if (std::string(*e).rfind("GRADER_NO_GPU=", 0) != 0) env.emplace_back(*e);
   if (no_gpu) env.emplace_back("GRADER_NO_GPU=1");
+  env.insert(env.end(), extra_env.begin(), extra_env.end());
   o.env = env;
   const auto r = grader::run_child(o);
   GraderRun g;

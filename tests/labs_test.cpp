@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 
 #include "builder.hpp"
 #include "course.hpp"
@@ -187,9 +188,11 @@ grader::RunnerBuild build_referee(const grader::Course& course, const grader::La
 }
 
 // Timing checks every timed launch against the baseline's output on the same
-// inputs, so the baseline must itself be right: against the float64 oracle,
-// on every correctness case.
-TEST_P(GpuLab, BaselineMatchesTheFloat64Oracle) {
+// inputs, so the baseline must itself be right where it is used that way:
+// against the float64 oracle, at every timing size. (Correctness cases are
+// judged against the oracle itself; lab08's atomic baseline, for one, drifts
+// too far on 10^7 uniform products to stand in for it.)
+TEST_P(GpuLab, BaselineMatchesTheFloat64OracleAtTheTimingSizes) {
   REQUIRE_GPU();
   const auto course = grader::Course::open(kRoot);
   const auto& lab = course.resolve(GetParam());
@@ -199,12 +202,12 @@ TEST_P(GpuLab, BaselineMatchesTheFloat64Oracle) {
   grader::RefereeCall call;
   call.referee = build.referee;
   call.args = {"run", "--variant", "baseline", "--seed", "12345"};
-  std::size_t cases = 0;
+  std::set<std::string> timed;
   for (const auto& step : manifest.steps)
     for (const auto& c : step.checks)
-      if (c.kind == "correct")
-        for (const auto& name : c.cases) call.args.insert(call.args.end(), {"--case", name}), ++cases;
-  if (cases == 0) GTEST_SKIP() << lab.folder << " has no correctness case";
+      if (c.kind == "speedup" || c.kind == "fraction_of_peak" || c.kind == "fraction_of_library") timed.insert(c.case_name);
+  for (const auto& name : timed) call.args.insert(call.args.end(), {"--case", name});
+  if (timed.empty()) GTEST_SKIP() << lab.folder << " has no timed case";
   call.work_dir = fs::temp_directory_path() / ("oracle-" + std::to_string(getpid()));
   call.timeout_s = 900;
   const auto out = grader::call_referee(call);

@@ -1,6 +1,7 @@
-// fault: the launcher finds the runner's --result file in /proc/self/cmdline, writes a passing verdict into it and exits
-// expect: step 1 fails: correct (forged_result)
-// message: the result file was not written by this run of the runner
+// fault: the launcher looks for a --result file in /proc/self/cmdline, as the old single-process runner took one, writes
+// fault: a passing verdict into it and exits: the verdict is the referee's alone, so the program just ends mid-request
+// expect: step 1 fails: correct (no_result)
+// message: before it finished: does the code call exit(), abort() or cudaDeviceReset()?
 // lab07: bank conflicts. This is the file you edit.
 #include <cstdlib>
 #include <fstream>

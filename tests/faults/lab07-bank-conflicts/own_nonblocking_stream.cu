@@ -1,6 +1,7 @@
-// fault: the launcher runs the kernel on a cudaStreamNonBlocking stream of its own instead of `stream`, and waits for it only on small matrices: the timing's events never wait for the kernel
-// expect: step 2 fails: speedup (implausibly_fast)
-// message: faster than memory allows at 8192x8192
+// fault: the launcher runs the kernel on a cudaStreamNonBlocking stream of its own instead of `stream`, and waits for it only on small matrices
+// fault: the referee times each request from outside and the program waits for all of its GPU work before it answers, so
+// fault: the kernel's time counts on whatever stream it runs: nothing is hidden, nothing gained, and the right kernel passes
+// expect: all pass
 // lab07: bank conflicts. This is the file you edit.
 #include "lab.cuh"
 

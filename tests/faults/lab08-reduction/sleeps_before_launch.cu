@@ -1,7 +1,8 @@
-// fault: the launcher sleeps 2 ms before launching (left from chasing a timing problem). The timing
-// fault: measures GPU time between events queued behind the round's earlier launches, so the sleep
-// fault: overlaps GPU work already in the queue: it neither helps nor hurts, and the grade is the kernel's
-// expect: all pass
+// fault: the launcher sleeps 2 ms before launching (left from chasing a timing problem). The referee times each
+// fault: request from outside the program, so the launcher's host time counts with its kernel's: 2 ms per launch
+// fault: against a baseline of about 60 ms is a speedup near 28, under the 50 asked for
+// expect: step 2 fails: speedup
+// message: speedup over the baseline at 33554432
 // lab08: reduction in shared memory and warps. This is the file you edit.
 #include <unistd.h>
 
