@@ -24,10 +24,10 @@ using nlohmann::json;
 namespace grader {
 namespace {
 
-// Copied whole (minus dot-files); tests/ without its fixtures and faults
-// (both are solutions with one thing changed).
+// Copied whole (minus dot-files); tests/ without its fixtures, faults and
+// adversarial submissions (solutions with one thing changed, or attacks).
 const std::vector<std::string> kTrees = {"grader", "common", "tests"};
-const std::vector<std::string> kExcludedTrees = {"tests/fixtures", "tests/faults"};
+const std::vector<std::string> kExcludedTrees = {"tests/fixtures", "tests/faults", "tests/adversarial"};
 const std::vector<std::string> kSingleFiles = {"CMakeLists.txt", "CMakePresets.json", "scripts/setup",
                                                "docs/json-output.md", "docs/manifest.md"};
 

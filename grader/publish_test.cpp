@@ -37,6 +37,7 @@ void make_course(const fs::path& r) {
     write(r / "solutions" / lab / "kernel.cu", "solution\n");
     write(r / "tests/fixtures" / lab / "wrong.cu", "wrong\n");
     write(r / "tests/faults" / lab / "broken.cu", "a solution with one thing broken\n");
+    write(r / "tests/adversarial" / lab / "attack.cu", "a solution that tries to forge its grade\n");
   }
   write(r / "labs/lab01-a/.kernel.cu.swp", "editor junk");
   write(r / "grader/main.cpp", "main\n");
@@ -73,6 +74,7 @@ TEST_F(TempDir, AllLabsSelectedAndDotFilesSkipped) {
     EXPECT_EQ(f.find("solutions"), std::string::npos) << f;
     EXPECT_EQ(f.find("fixtures"), std::string::npos) << f;
     EXPECT_EQ(f.find("faults"), std::string::npos) << f;
+    EXPECT_EQ(f.find("adversarial"), std::string::npos) << f;
     EXPECT_EQ(f.find("/."), std::string::npos) << f;
     EXPECT_NE(f, "scripts/gpu-check");
     EXPECT_NE(f, "README.md");  // generated, not copied

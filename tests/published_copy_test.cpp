@@ -133,13 +133,15 @@ TEST_F(Published, Lab07CopyHoldsNothingOfTheSolutionBuildsAndGrades) {
     EXPECT_TRUE(fs::is_regular_file(copy / f)) << f;
   EXPECT_TRUE((fs::status(copy / "scripts/setup").permissions() & fs::perms::owner_exec) != fs::perms::none);
 
-  // Nothing built: no program, no object, no PTX, so no form of the solution's kernels.
+  // Nothing built: no program, no object, no PTX or cubin, so no form of the solution's kernels.
   for (const auto& e : fs::recursive_directory_iterator(copy)) {
     if (!e.is_regular_file()) continue;
     const std::string bytes = read(e.path());
     EXPECT_NE(bytes.rfind("\x7f" "ELF", 0), 0u) << e.path() << " is a binary";
     EXPECT_EQ(bytes.find('\0'), std::string::npos) << e.path() << " is not text";
-    EXPECT_EQ(bytes.find(".target sm_"), std::string::npos) << e.path() << " holds PTX";
+    const std::string ext = e.path().extension().string();
+    for (const char* built : {".ptx", ".cubin", ".fatbin", ".o", ".a", ".so"})
+      EXPECT_NE(ext, built) << e.path() << " is built code";
   }
 
   const std::string syllabus = read(copy / "syllabus.md");
