@@ -35,7 +35,7 @@ std::vector<std::string> default_hidden_folders() {
 
 std::vector<std::string> bwrap_command(const Isolation& iso, const std::vector<std::string>& visible,
                                        const std::vector<std::string>& writable,
-                                       const std::vector<std::string>& program_argv) {
+                                       const std::vector<std::string>& program_argv, bool under_tool) {
   if (iso.bwrap.empty()) throw std::runtime_error("bwrap mode without a bwrap program");
   std::vector<std::string> a = {iso.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"};
   std::vector<std::string> devices;
@@ -62,9 +62,10 @@ std::vector<std::string> bwrap_command(const Isolation& iso, const std::vector<s
   // The user namespace keeps the submission from every privilege of the
   // grading user outside it, root included; the pid namespace ends every
   // process it started when the sandbox ends.
-  a.insert(a.end(), {"--unshare-user", "--uid", "65534", "--gid", "65534", "--unshare-pid", "--unshare-net",
-                     "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session",
-                     "--chdir", writable.empty() ? "/tmp" : canonical(writable.front()), "--"});
+  a.insert(a.end(), {"--unshare-user", "--uid", "65534", "--gid", "65534", "--unshare-pid"});
+  if (!under_tool) a.insert(a.end(), {"--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"});
+  a.insert(a.end(), {"--die-with-parent", "--new-session", "--chdir",
+                     writable.empty() ? "/tmp" : canonical(writable.front()), "--"});
   a.insert(a.end(), program_argv.begin(), program_argv.end());
   return a;
 }

@@ -35,9 +35,12 @@ std::vector<std::string> default_hidden_folders();
 // (the program's own, a build folder) bound read-only and `writable` ones
 // read-write after the hidden folders are emptied. The program's working
 // folder is the first writable one, else /tmp. Descriptors stay inherited.
+// under_tool: the program runs under ncu or compute-sanitizer outside the
+// sandbox, which attach to it through the network and IPC namespaces, so
+// those two are shared (the course stays hidden, the user and pids its own).
 std::vector<std::string> bwrap_command(const Isolation& isolation, const std::vector<std::string>& visible,
                                        const std::vector<std::string>& writable,
-                                       const std::vector<std::string>& program_argv);
+                                       const std::vector<std::string>& program_argv, bool under_tool = false);
 
 // The environment a submission's program gets: PATH, LANG and what CUDA needs to
 // find its driver and devices (LD_LIBRARY_PATH, CUDA_*, NVIDIA_*), nothing else.

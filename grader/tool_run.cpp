@@ -27,7 +27,7 @@ RunnerOutcome call_tool(const ToolCall& call) {
       sandbox.mode = "bwrap";
       sandbox.bwrap = bw.program.string();
       for (const auto& h : isolation.hide) sandbox.hide.push_back(h.string());
-      program = memlabs::bwrap_command(sandbox, {call.worker.parent_path().string()}, {}, program);
+      program = memlabs::bwrap_command(sandbox, {call.worker.parent_path().string()}, {}, program, /*under_tool=*/true);
     }
   }
   o.argv.insert(o.argv.end(), program.begin(), program.end());
