@@ -1,5 +1,6 @@
 #include "tool_run.hpp"
 
+#include <mutex>
 #include <optional>
 
 #include "isolation.hpp"
@@ -10,6 +11,13 @@ extern char** environ;
 namespace fs = std::filesystem;
 
 namespace grader {
+
+namespace {
+// A sandboxed program is pid 2 in a pid namespace of its own: compute-sanitizer
+// tools started at the same time cannot tell their targets apart ("No
+// attachable process found"), so sandboxed tool runs take turns.
+std::mutex g_sandboxed_tools;
+}  // namespace
 
 RunnerOutcome call_tool(const ToolCall& call) {
   RunnerOutcome out;
@@ -42,6 +50,8 @@ RunnerOutcome call_tool(const ToolCall& call) {
     o.max_cpu_seconds = isolated_cpu_seconds(call.timeout_s);
     o.max_processes = isolated_process_limit();
   }
+  std::unique_lock<std::mutex> one_at_a_time(g_sandboxed_tools, std::defer_lock);
+  if (isolation.mode == "bwrap") one_at_a_time.lock();
   std::optional<FileLock> gpu_lock;
   if (!isolation.gpu_lock.empty()) gpu_lock.emplace(isolation.gpu_lock);
   out.child = run_child(o);
