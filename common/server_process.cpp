@@ -241,9 +241,13 @@ ServerProcess ServerProcess::spawn(const SpawnOptions& o) {
   p.argv.push_back(nullptr);
   for (auto& s : p.env_s) p.envp.push_back(s.data());
   p.envp.push_back(nullptr);
-  if (o.untrusted && o.isolation.limited()) {
+  if (o.untrusted) {
+    // The file-size limit always: a program that prints in a loop must not fill
+    // the disk, isolated or not. The others only when isolation asks for them.
     p.limit = true;
     p.fsize.rlim_cur = p.fsize.rlim_max = o.isolation.file_bytes;
+  }
+  if (o.untrusted && o.isolation.limited()) {
     if (o.isolation.cpu_seconds > 0) {
       p.limit_cpu = true;
       p.cpu.rlim_cur = static_cast<rlim_t>(o.isolation.cpu_seconds);
@@ -254,7 +258,7 @@ ServerProcess ServerProcess::spawn(const SpawnOptions& o) {
       p.nproc.rlim_cur = p.nproc.rlim_max = o.isolation.processes;
     }
   }
-  p.cwd = o.untrusted && !sandboxed ? "/" : "/";
+  p.cwd = "/";
   const int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   if (devnull < 0) throw std::runtime_error("cannot open /dev/null");
   p.in = devnull;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -108,6 +109,32 @@ TEST_F(ServerProcessTest, TheProgramGetsItsSocketAsDescriptor3AndNothingElse) {
   ::close(p[0]);
   ASSERT_GT(n, 0);
   EXPECT_EQ(std::string(buf), "0 1 2 3 ") << "stdin, stdout, stderr and the socket: nothing else is inherited";
+}
+
+// A submission's program may not fill the disk, isolated or not; and when the
+// referee runs as root, the program does not.
+TEST_F(ServerProcessTest, ASubmissionsProgramHasAFileSizeLimitAndIsNotRoot) {
+  char name[] = "/tmp/server_process_test-XXXXXX";
+  const int fd = ::mkstemp(name);
+  ASSERT_GE(fd, 0);
+  SpawnOptions o = shell("id -u; exec head -c 3000000 /dev/zero");
+  o.untrusted = true;
+  o.isolation.file_bytes = 1 << 20;
+  o.stdout_fd = fd;
+  ServerProcess p = ServerProcess::spawn(o);
+  p.request({{"op", "nop"}}, 10);
+  p.kill_all();
+  struct stat st {};
+  ::fstat(fd, &st);
+  ::close(fd);
+  std::ifstream in(name);
+  std::string uid;
+  std::getline(in, uid);
+  ::unlink(name);
+  EXPECT_TRUE(p.crashed()) << p.ending();
+  EXPECT_EQ(p.signal(), SIGXFSZ) << p.ending();
+  EXPECT_LE(st.st_size, 1 << 20);
+  if (::geteuid() == 0) EXPECT_EQ(uid, "65534");
 }
 
 }  // namespace
