@@ -90,17 +90,10 @@ CacheEntry cached_build(const fs::path& cache_dir, const std::string& name, cons
 bool run_tool(std::vector<std::string> argv, const fs::path& work, std::string& log, bool verbose,
               bool sandboxed = false, std::string* stdout_text = nullptr) {
   if (sandboxed) {
-    const IsolationSettings iso = isolation_from_environment();
-    if (iso.mode == "bwrap") {
-      const BwrapStatus bw = probe_bwrap();
-      if (bw.works) {
-        memlabs::Isolation sandbox;
-        sandbox.mode = "bwrap";
-        sandbox.bwrap = bw.program.string();
-        for (const auto& h : iso.hide) sandbox.hide.push_back(h.string());
-        const fs::path nvcc_root = fs::weakly_canonical(argv.at(0)).parent_path().parent_path();
-        argv = memlabs::bwrap_command(sandbox, {nvcc_root.string()}, {work.string()}, argv);
-      }
+    const memlabs::Isolation sandbox = submission_isolation(isolation_from_environment(), kCompileTimeout);
+    if (sandbox.mode == "bwrap") {
+      const fs::path nvcc_root = fs::weakly_canonical(argv.at(0)).parent_path().parent_path();
+      argv = memlabs::bwrap_command(sandbox, {nvcc_root.string()}, {work.string()}, argv);
     }
   }
   ChildOptions o;

@@ -97,19 +97,7 @@ std::string explain_cuda_error(const json& e, const std::string& who) {
 }
 
 std::vector<std::string> referee_isolation_args(const IsolationSettings& s, double timeout_s) {
-  memlabs::Isolation iso;
-  if (s.enabled()) {
-    iso.mode = s.mode;
-    if (s.mode == "bwrap") {
-      const BwrapStatus bw = probe_bwrap();
-      iso.bwrap = bw.program.string();
-      if (!bw.works) iso.mode = "rlimits";  // the batch checked it; a vanished bwrap still leaves the limits
-    }
-    for (const auto& h : s.hide) iso.hide.push_back(h.string());
-    iso.cpu_seconds = static_cast<double>(isolated_cpu_seconds(timeout_s));
-    iso.processes = 512;  // CUDA's threads count too; far below what a fork bomb needs
-  }
-  return memlabs::isolation_args(iso);
+  return memlabs::isolation_args(submission_isolation(s, timeout_s));
 }
 
 RunnerOutcome call_referee(const RefereeCall& call) {

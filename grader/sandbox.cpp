@@ -119,6 +119,21 @@ std::uint64_t isolated_process_limit() {
   return tasks + 256;  // room for the runner, CUDA's threads and bwrap, not for a fork bomb
 }
 
+memlabs::Isolation submission_isolation(const IsolationSettings& s, double timeout_s) {
+  memlabs::Isolation iso;
+  if (!s.enabled()) return iso;
+  iso.mode = s.mode;
+  if (s.mode == "bwrap") {
+    const BwrapStatus bw = probe_bwrap();
+    iso.bwrap = bw.program.string();
+    if (!bw.works) iso.mode = "rlimits";
+  }
+  for (const auto& h : s.hide) iso.hide.push_back(h.string());
+  iso.cpu_seconds = static_cast<double>(isolated_cpu_seconds(timeout_s));
+  iso.processes = 512;  // CUDA's threads count too; far below what a fork bomb needs
+  return iso;
+}
+
 FileLock::FileLock(const fs::path& file) {
   std::error_code ec;
   fs::create_directories(file.parent_path(), ec);

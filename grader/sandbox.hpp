@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "child_process.hpp"
+#include "isolation.hpp"
 
 namespace grader {
 
@@ -47,6 +48,12 @@ BwrapStatus probe_bwrap();
 // of the user's tasks, CUDA's threads included).
 std::uint64_t isolated_cpu_seconds(double timeout_s);
 std::uint64_t isolated_process_limit();
+
+// What these settings ask of whatever runs a submission's code
+// (common/isolation.hpp), with limits for a run of `timeout_s`: bwrap when
+// asked and it works here, the limits alone when bwrap has gone missing since
+// the batch checked it, mode "none" when not isolated.
+memlabs::Isolation submission_isolation(const IsolationSettings& settings, double timeout_s);
 
 // Holds an exclusive flock on a file (created if missing) while alive.
 class FileLock {

@@ -28,16 +28,9 @@ RunnerOutcome call_tool(const ToolCall& call) {
   ChildOptions o;
   o.argv = call.tool;
   const IsolationSettings isolation = isolation_from_environment();
-  if (isolation.mode == "bwrap") {
-    const BwrapStatus bw = probe_bwrap();
-    if (bw.works) {
-      memlabs::Isolation sandbox;
-      sandbox.mode = "bwrap";
-      sandbox.bwrap = bw.program.string();
-      for (const auto& h : isolation.hide) sandbox.hide.push_back(h.string());
-      program = memlabs::bwrap_command(sandbox, {call.worker.parent_path().string()}, {}, program, /*under_tool=*/true);
-    }
-  }
+  const memlabs::Isolation sandbox = submission_isolation(isolation, call.timeout_s);
+  if (sandbox.mode == "bwrap")
+    program = memlabs::bwrap_command(sandbox, {call.worker.parent_path().string()}, {}, program, /*under_tool=*/true);
   o.argv.insert(o.argv.end(), program.begin(), program.end());
   o.cwd = call.work_dir;
   o.timeout_s = call.timeout_s;
@@ -51,7 +44,7 @@ RunnerOutcome call_tool(const ToolCall& call) {
     o.max_processes = isolated_process_limit();
   }
   std::unique_lock<std::mutex> one_at_a_time(g_sandboxed_tools, std::defer_lock);
-  if (isolation.mode == "bwrap") one_at_a_time.lock();
+  if (sandbox.mode == "bwrap") one_at_a_time.lock();
   std::optional<FileLock> gpu_lock;
   if (!isolation.gpu_lock.empty()) gpu_lock.emplace(isolation.gpu_lock);
   out.child = run_child(o);
