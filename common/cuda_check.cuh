@@ -1,5 +1,5 @@
 // CUDA_CHECK: the one way every lab and runner checks a CUDA call.
-// A failure throws, so the runner can turn it into a verdict (the grader never
+// A failure throws, so the referee or the server loop can turn it into a verdict (the grader never
 // sees a half-written result) instead of printing and carrying on.
 #pragma once
 

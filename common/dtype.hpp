@@ -1,4 +1,4 @@
-// Element types an output can have; shared by the runner (which writes output
+// Element types an output can have; shared by the referee (which checks output
 // files) and the grader (which reads and compares them). Host-only.
 #pragma once
 

@@ -49,7 +49,7 @@ class ExpectationError : public std::runtime_error {
 FixtureExpectation parse_expectation(const std::string& source, const std::string& source_name);
 FixtureExpectation read_expectation(const std::filesystem::path& file);
 
-// Symptoms a failing check can report (docs/json-output.md, and the runner's
+// Symptoms a failing check can report (docs/json-output.md, and the referee's
 // outcome categories a correctness check passes on).
 const std::vector<std::string>& known_symptoms();
 

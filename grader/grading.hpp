@@ -1,4 +1,4 @@
-// The grading loop for one lab: build the student's and the reference runner,
+// The grading loop for one lab: build the submission's program and the lab's referee,
 // then grade the manifest's steps in order with the checks each names.
 #pragma once
 

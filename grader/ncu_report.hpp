@@ -23,7 +23,7 @@ struct NcuMeasure {
 const std::vector<NcuMeasure>& ncu_measures();
 const NcuMeasure* find_ncu_measure(const std::string& name);
 
-// The arguments that go before the runner's own: one launch of `kernel`,
+// The arguments that go before the program's own: one launch of `kernel`,
 // unmodified clocks (the grader never changes the GPU's settings), the
 // measure's metrics only, a CSV log in `log_file`.
 std::vector<std::string> ncu_arguments(const std::filesystem::path& ncu, const NcuMeasure& measure,

@@ -116,7 +116,7 @@ std::uint64_t isolated_process_limit() {
     std::error_code tec;
     for (fs::directory_iterator t(it->path() / "task", tec), tend; !tec && t != tend; t.increment(tec)) ++tasks;
   }
-  return tasks + 256;  // room for the runner, CUDA's threads and bwrap, not for a fork bomb
+  return tasks + 256;  // room for the program, CUDA's threads and bwrap, not for a fork bomb
 }
 
 memlabs::Isolation submission_isolation(const IsolationSettings& s, double timeout_s) {

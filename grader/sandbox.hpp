@@ -17,7 +17,7 @@
 
 namespace grader {
 
-// Environment variables of isolated mode (set by `grader batch`, read by the runner launch).
+// Environment variables of isolated mode (set by `grader batch`, read by whatever runs a submission's code).
 inline constexpr const char* kIsolateVar = "GRADER_ISOLATE";            // "bwrap" or "rlimits"
 inline constexpr const char* kIsolateHideVar = "GRADER_ISOLATE_HIDE";   // ':'-separated folders to hide
 inline constexpr const char* kIsolateWritableVar = "GRADER_ISOLATE_RW"; // ':'-separated folders left writable

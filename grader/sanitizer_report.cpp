@@ -121,7 +121,7 @@ SanitizerLog parse_sanitizer_log(const std::string& tool, const std::string& log
       continue;
     }
     if (!open) continue;
-    // Host frames say where the runner launched the kernel: noise for a student.
+    // Host frames say where the driver launched the kernel: noise for a student.
     if (starts_with(text, "Saved host backtrace") || starts_with(text, "Host Frame")) continue;
     open->lines.push_back(text);
     locate(text, open->location, open->kernel);

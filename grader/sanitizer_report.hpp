@@ -1,7 +1,7 @@
 // compute-sanitizer: how the grader runs each tool on the student's program
 // and what the tool's log says. A report is one finding (a race, an
 // out-of-bounds access, a leak, ...); passing needs none. The first report is
-// shown with the student's file:line, which the runner has because every
+// shown with the student's file:line, which the program has because every
 // kernel is built with -lineinfo.
 #pragma once
 
@@ -14,7 +14,7 @@ namespace grader {
 // memcheck, racecheck, synccheck, initcheck: the order a check runs them in.
 const std::vector<std::string>& sanitizer_tools();
 
-// The arguments that go before the runner's own.
+// The arguments that go before the program's own.
 std::vector<std::string> sanitizer_arguments(const std::filesystem::path& sanitizer, const std::string& tool,
                                              const std::filesystem::path& log_file);
 

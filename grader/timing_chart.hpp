@@ -1,4 +1,4 @@
-// Bar charts of timing sessions: the runner's "timing" object, which a timed
+// Bar charts of timing sessions: the referee's "timing" object, which a timed
 // check's data holds (docs/json-output.md). Each kernel's rate is drawn
 // against the ceiling for that case, so a student sees how far is left to go.
 #pragma once

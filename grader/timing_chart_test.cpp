@@ -7,7 +7,7 @@ using nlohmann::json;
 
 namespace {
 
-// The fields of a timing session that charts read, as the runner writes them.
+// The fields of a timing session that charts read, as the referee writes them.
 json memory_session() {
   return {{"rounds", 30},
           {"bytes_moved", 536870912.0},
