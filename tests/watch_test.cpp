@@ -123,8 +123,9 @@ class WatchTest : public ::testing::Test {
     fs::copy(kRoot / "common", root / "common", fs::copy_options::recursive);
     fs::copy(kRoot / "labs" / kLab, root / "labs" / kLab, fs::copy_options::recursive);
     fs::copy_file(kRoot / "syllabus.md", root / "syllabus.md");
-    // The reference: its source in the instructor's course, prebuilt in a class copy.
-    for (const char* where : {"solutions", ".reference"})
+    // The solution, as in the instructor's course (a grade never builds it, but
+    // the course layout keeps it beside the lab).
+    for (const char* where : {"solutions"})
       if (fs::exists(kRoot / where / kLab)) {
         fs::create_directories(root / where);
         fs::copy(kRoot / where / kLab, root / where / kLab, fs::copy_options::recursive);
