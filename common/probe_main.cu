@@ -65,6 +65,15 @@ json probe(bool bandwidth) {
   j["cc_major"] = p.major;
   j["cc_minor"] = p.minor;
   j["arch"] = "sm_" + std::to_string(p.major * 10 + p.minor);
+  // The same form as nvidia-smi's "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx".
+  std::string uuid = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    char hex[3];
+    std::snprintf(hex, sizeof hex, "%02x", static_cast<unsigned char>(p.uuid.bytes[i]));
+    uuid += hex;
+    if (i == 3 || i == 5 || i == 7 || i == 9) uuid += '-';
+  }
+  j["uuid"] = uuid;
   j["sms"] = p.multiProcessorCount;
   j["l2_bytes"] = p.l2CacheSize;
   j["global_mem_bytes"] = p.totalGlobalMem;

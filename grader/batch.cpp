@@ -18,6 +18,7 @@
 
 #include "child_process.hpp"
 #include "content_hash.hpp"
+#include "gpu_lock.hpp"
 #include "session.hpp"
 #include "sha256.hpp"
 
@@ -70,7 +71,10 @@ std::vector<std::string> scrubbed_environment(const fs::path& home, const BatchS
   env.push_back(std::string("PATH=") + (path ? path : "/usr/local/bin:/usr/bin:/bin"));
   for (char** e = environ; *e; ++e) {
     const std::string kv = *e;
-    if (starts_with(kv, "CUDA_") || starts_with(kv, "NVIDIA_") || starts_with(kv, "LD_LIBRARY_PATH=")) env.push_back(kv);
+    // GRADER_GPU_LOCK_DIR: the child must take its GPU turns where every other grade does.
+    if (starts_with(kv, "CUDA_") || starts_with(kv, "NVIDIA_") || starts_with(kv, "LD_LIBRARY_PATH=") ||
+        starts_with(kv, std::string(kGpuLockDirVar) + "="))
+      env.push_back(kv);
   }
 
   IsolationSettings iso = settings.isolation;
@@ -238,7 +242,6 @@ BatchRow row_from_json(const json& j) {
 BatchEnvironment prepare_batch_environment(const Session& session, const std::string& mode,
                                            const std::vector<fs::path>& hidden) {
   BatchEnvironment b;
-  b.isolation.gpu_lock = session.course.state_dir() / "gpu.lock";
   b.isolation.hide = hidden;
   // The whole course: its solutions, its history, its builds. The submission's
   // program needs none of it (its own folder is shown to it on its own).

@@ -79,9 +79,6 @@ int run_batch_task(const BatchTaskOptions& o, const GlobalOptions& g) {
       if (task.arch.empty()) task.arch = b.arch;
       Session session = Session::open(task);
       BatchEnvironment env = prepare_batch_environment(session, b.isolation, {b.submissions_dir, b.out});
-      // With a GRES, Slurm gives each task a GPU of its own; a lock in the
-      // shared course folder would only serialize tasks on different nodes.
-      if (b.job.gres != "none") env.isolation.gpu_lock.clear();
       isolation = env.isolation.mode;
       std::cout << "isolation: " << env.isolation_note << std::endl;
       BatchSettings settings;

@@ -5,7 +5,13 @@
 #include <nlohmann/json.hpp>
 #include <memory>
 
+#include <unistd.h>
+
+#include <algorithm>
+
 #include "app.hpp"
+#include "gradebook.hpp"
+#include "hint_policy.hpp"
 #include "course.hpp"
 #include "manifest.hpp"
 #include "progress.hpp"
@@ -17,39 +23,89 @@ namespace {
 struct HintOptions {
   std::string lab;
   int step = 0;
+  bool yes = false;
 };
+
+// Asks on a terminal; anywhere else, only --yes agrees to a hint that costs points.
+bool agrees_to_pay(const HintOptions& o, const std::string& question) {
+  if (o.yes) return true;
+  if (!::isatty(STDIN_FILENO)) return false;
+  std::cerr << question << " [y/N] " << std::flush;
+  std::string answer;
+  if (!std::getline(std::cin, answer)) return false;
+  return !answer.empty() && (answer[0] == 'y' || answer[0] == 'Y');
+}
 
 int run_hint(const HintOptions& o, const GlobalOptions& g) {
   const Course course = Course::discover(g.root);
   const LabInfo& lab = course.resolve(o.lab);
   const Manifest m = load_manifest(lab.dir / "lab.json");
+  const HintPolicy policy = read_hint_policy(course.root());
   ProgressStore store(course.state_dir() / "progress.json");
-  const auto warnings = store.load();
-  LabProgress& p = store.lab(lab.id);
+  auto warnings = store.load();
 
-  const Step* step = nullptr;
-  if (o.step) {
-    step = m.find_step(o.step);
-    if (!step) throw CourseError(lab.id + " has no step " + std::to_string(o.step) + " (it has 1.." + std::to_string(m.steps.size()) + ")");
-  } else {
+  const auto step_for = [&](const ProgressStore& st) -> const Step* {
+    if (o.step) return m.find_step(o.step);
+    const LabProgress* p = st.find(lab.id);
     for (const auto& s : m.steps)
-      if (!p.steps_passed.count(s.id)) { step = &s; break; }
-  }
-  nlohmann::json out = {{"schema", "cuda-memory-labs/hint/1"}, {"lab", lab.folder}, {"warnings", warnings}};
+      if (!p || !p->steps_passed.count(s.id)) return &s;
+    return nullptr;
+  };
+  if (o.step && !m.find_step(o.step))
+    throw CourseError(lab.id + " has no step " + std::to_string(o.step) + " (it has 1.." + std::to_string(m.steps.size()) + ")");
+  nlohmann::json out = {{"schema", "cuda-memory-labs/hint/1"},
+                        {"lab", lab.folder},
+                        {"hint_penalty", policy.penalty ? nlohmann::json(*policy.penalty) : nlohmann::json(nullptr)},
+                        {"policy", policy.sentence()}};
+  const Step* step = step_for(store);
   if (!step) {
+    out["warnings"] = warnings;
     out["step"] = nullptr;
     out["hints"] = nlohmann::json::array();
     if (g.json) std::cout << out.dump(2) << "\n";
     else std::cout << "Every step of " << lab.folder << " passes: no hint needed. (grader hint " << lab.id << " --step N shows a step's hints.)\n";
     return kExitPass;
   }
-  int& shown = p.hints_shown[step->id];
-  const bool fresh = shown < static_cast<int>(step->hints.size());
-  if (fresh) ++shown;
-  store.save();
 
+  // What it costs is said before a hint the student has not seen.
+  const auto seen = [&](const ProgressStore& st) {
+    const LabProgress* p = st.find(lab.id);
+    if (!p) return 0;
+    const auto it = p->hints_shown.find(step->id);
+    return it == p->hints_shown.end() ? 0 : it->second;
+  };
+  const int total = static_cast<int>(step->hints.size());
+  const bool would_show_new = seen(store) < total;
+  if (would_show_new && policy.costs_points()) {
+    const std::string cost = "hint " + std::to_string(seen(store) + 1) + "/" + std::to_string(total) + " of " + lab.id +
+                             " step " + std::to_string(step->id) + " costs " + format_number(*policy.penalty, 3) +
+                             " points in this class";
+    if (!agrees_to_pay(o, "The next " + cost + ". Show it?")) {
+      if (g.json || !::isatty(STDIN_FILENO))
+        throw CourseError("the next " + cost + ", so it was not shown without your agreement: run grader hint " + lab.id +
+                          " --yes to see it");
+      std::cout << "Not shown; nothing was counted.\n";
+      return kExitPass;
+    }
+  } else if (would_show_new && !g.json) {
+    std::cout << Style::dim(policy.sentence()) << "\n\n";
+  }
+
+  // Counted under the progress lock, against the file as it is now.
+  int shown = 0;
+  bool fresh = false;
+  const auto more = store.update([&](ProgressStore& st) {
+    int& n = st.lab(lab.id).hints_shown[step->id];
+    fresh = n < total;
+    if (fresh) ++n;
+    shown = n;
+  });
+  for (const auto& w : more)
+    if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
+
+  out["warnings"] = warnings;
   out["step"] = step->id;
-  out["total"] = step->hints.size();
+  out["total"] = total;
   out["shown"] = shown;
   out["hints"] = std::vector<std::string>(step->hints.begin(), step->hints.begin() + shown);
   if (g.json) {
@@ -63,7 +119,7 @@ int run_hint(const HintOptions& o, const GlobalOptions& g) {
     return kExitPass;
   }
   for (int i = 0; i < shown; ++i) {
-    const std::string label = "hint " + std::to_string(i + 1) + "/" + std::to_string(step->hints.size()) + ": ";
+    const std::string label = "hint " + std::to_string(i + 1) + "/" + std::to_string(total) + ": ";
     const bool newest = i == shown - 1 && fresh;
     std::cout << "  " << (newest ? Style::bold(label) : Style::dim(label)) << step->hints[i] << "\n";
   }
@@ -79,6 +135,7 @@ Command hint_command() {
             auto o = std::make_shared<HintOptions>();
             sub.add_option("lab", o->lab, "the lab")->required();
             sub.add_option("--step", o->step, "a particular step instead of the current one");
+            sub.add_flag("-y,--yes", o->yes, "agree to a hint that costs points without being asked");
             return [o, &g] { return run_hint(*o, g); };
           }};
 }

@@ -2,6 +2,7 @@
 // solutions in any form (publish.hpp).
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "app.hpp"
 #include "course.hpp"
@@ -15,6 +16,7 @@ struct PublishCommandOptions {
   std::string out;
   std::vector<std::string> labs;
   bool force = false;
+  std::optional<double> hint_penalty;
 };
 
 int run_publish(const PublishCommandOptions& o, const GlobalOptions& g) {
@@ -23,6 +25,7 @@ int run_publish(const PublishCommandOptions& o, const GlobalOptions& g) {
   po.out = o.out;
   po.labs = o.labs;
   po.force = o.force;
+  po.hint_penalty = o.hint_penalty;
   PublishResult r;
   try {
     r = publish(course, po);
@@ -50,6 +53,7 @@ int run_publish(const PublishCommandOptions& o, const GlobalOptions& g) {
                                 {"files", r.files},
                                 {"protected_files", r.protected_files},
                                 {"notes", r.notes},
+                                {"hint_penalty", o.hint_penalty ? nlohmann::json(*o.hint_penalty) : nlohmann::json(nullptr)},
                                 {"seconds", r.seconds}}
                      .dump(2)
               << "\n";
@@ -73,6 +77,9 @@ Command publish_command() {
                 ->required();
             sub.add_option("--labs", o->labs, "labs to publish, e.g. lab00,lab07 (default: every lab)")->delimiter(',');
             sub.add_flag("--force", o->force, "replace DIR if it is an earlier published copy (or an empty folder)");
+            sub.add_option("--hint-penalty", o->hint_penalty,
+                           "points off per hint shown in this class: stated in the copy's README and by grader hint "
+                           "(use the same number with grader batch)");
             return [o, &g] { return run_publish(*o, g); };
           }};
 }

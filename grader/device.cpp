@@ -49,6 +49,7 @@ DeviceInfo probe_device(Builder& builder, const fs::path& work_dir, bool measure
   if (!d.present) return d;
   d.name = j.value("name", "");
   d.arch = j.value("arch", "");
+  d.uuid = j.value("uuid", "");
   d.sms = j.value("sms", 0);
   d.l2_bytes = j.value("l2_bytes", 0LL);
   d.global_mem_bytes = j.value("global_mem_bytes", 0LL);

@@ -14,6 +14,7 @@ struct DeviceInfo {
   bool present = false;
   std::string reason;  // why there is no device, in the runtime's words
   std::string name, arch;
+  std::string uuid;  // "GPU-5e4a...": names the GPU's lock file (gpu_lock.hpp)
   int sms = 0, driver_version = 0, runtime_version = 0;
   long long l2_bytes = 0, global_mem_bytes = 0;
   std::optional<double> memcpy_gbps;

@@ -1,5 +1,6 @@
 #include "grade_and_record.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,6 @@ void record_progress(ProgressStore& store, const GradeReport& r) {
                    : r.current_step       ? "at step " + std::to_string(*r.current_step)
                                           : "graded";
   p.graded_at = utc_now_iso8601();
-  store.save();
 }
 
 }  // namespace
@@ -33,8 +33,13 @@ GradeReport grade_and_record(Session& session, const LabInfo& lab, const Manifes
   ProgressStore store(session.course.state_dir() / "progress.json");
   std::vector<std::string> warnings = store.load();
   GradeReport report = grade_lab(session, lab, manifest, options);
+  // Read again after the grade: hints shown while it ran are kept.
+  if (!options.submission) {
+    const auto later = store.update([&](ProgressStore& fresh) { record_progress(fresh, report); });
+    for (const auto& w : later)
+      if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
+  }
   report.notes.insert(report.notes.begin(), warnings.begin(), warnings.end());
-  if (!options.submission) record_progress(store, report);
   return report;
 }
 

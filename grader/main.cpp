@@ -1,7 +1,9 @@
 // grader: the command-line entry point. Parses the global options, runs one
 // subcommand from the table, and turns every expected failure into a clear
 // message and a defined exit code (app.hpp).
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -9,6 +11,7 @@
 #include "app.hpp"
 #include "child_process.hpp"
 #include "course.hpp"
+#include "edit_distance.hpp"
 #include "manifest.hpp"
 #include "terminal.hpp"
 #include "toolchain.hpp"
@@ -34,24 +37,81 @@ bool is_command(const std::string& word) {
   return false;
 }
 
+// The command a mistyped word most likely meant: within two edits (a swapped
+// pair counts as one) or the start of exactly one command; empty if none.
+std::string close_command(const std::string& word) {
+  if (word.size() < 3) return {};
+  std::string best, prefix_of;
+  std::size_t best_distance = 3;
+  int prefixes = 0;
+  for (const auto& c : commands()) {
+    const std::string name = c.name;
+    const std::size_t d = edit_distance(word, name);
+    if (d < best_distance) best_distance = d, best = name;
+    if (name.rfind(word, 0) == 0) ++prefixes, prefix_of = name;
+  }
+  if (!best.empty()) return best;
+  return prefixes == 1 ? prefix_of : std::string();
+}
+
+// Whether `word` names a lab of the course the command line points at; false
+// when there is no course to ask.
+bool names_a_lab(const std::string& word, const std::filesystem::path& root) {
+  try {
+    Course::discover(root).resolve(word);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+struct Arguments {
+  std::vector<std::string> args;
+  bool implicit_grade = false;      // "grade" was put in front of a lab name
+  std::string unknown_command;      // set: a mistyped command, with what was meant
+  bool json = false;                // --json anywhere: errors must be JSON too
+};
+
 // `grader lab07 ...` means `grader grade lab07 ...`, and `grader` alone means
-// `grader list`: the two things a student types most.
-std::vector<std::string> normalise_arguments(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
+// `grader list`: the two things a student types most. `grader help [CMD]` is
+// --help. A word close to a command that is not a lab is a typo, not a lab.
+Arguments normalise_arguments(int argc, char** argv) {
+  Arguments out;
+  std::vector<std::string>& args = out.args;
+  args.assign(argv + 1, argv + argc);
+  std::filesystem::path root;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--json") out.json = true;
+    if (args[i] == "--root" && i + 1 < args.size()) root = args[i + 1];
+    if (args[i].rfind("--root=", 0) == 0) root = args[i].substr(7);
+  }
   static const std::vector<std::string> takes_value = {"--arch", "--root"};
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a == "-h" || a == "--help") return args;
+    if (a == "-h" || a == "--help") return out;
     if (std::find(takes_value.begin(), takes_value.end(), a) != takes_value.end()) {
       ++i;
       continue;
     }
     if (!a.empty() && a[0] == '-') continue;
-    if (!is_command(a)) args.insert(args.begin() + static_cast<long>(i), "grade");
-    return args;
+    if (a == "help") {
+      args.erase(args.begin() + static_cast<long>(i));
+      args.push_back("--help");
+      return out;
+    }
+    if (is_command(a)) return out;
+    const std::string meant = close_command(a);
+    if (!meant.empty() && !names_a_lab(a, root)) {
+      out.unknown_command = "no command \"" + a + "\"; did you mean `grader " + meant +
+                            "`? (grader --help lists the commands; grader LAB grades a lab)";
+      return out;
+    }
+    args.insert(args.begin() + static_cast<long>(i), "grade");
+    out.implicit_grade = true;
+    return out;
   }
   args.insert(args.begin(), "list");
-  return args;
+  return out;
 }
 
 int report_error(const GlobalOptions& g, const std::string& message, int code) {
@@ -87,14 +147,23 @@ int main(int argc, char** argv) {
     sub->callback([&chosen, run] { chosen = run; });
   }
 
-  std::vector<std::string> args = normalise_arguments(argc, argv);
+  const Arguments normalised = normalise_arguments(argc, argv);
+  // Errors before parsing know only whether --json was typed.
+  GlobalOptions early;
+  early.json = normalised.json;
+  if (normalised.json) Style::configure(false);
+  if (!normalised.unknown_command.empty()) return report_error(early, normalised.unknown_command, kExitUsage);
   std::vector<const char*> cargv = {argv[0]};
-  for (const auto& a : args) cargv.push_back(a.c_str());
+  for (const auto& a : normalised.args) cargv.push_back(a.c_str());
   try {
     app.parse(static_cast<int>(cargv.size()), const_cast<char**>(cargv.data()));
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? kExitPass : kExitUsage;
+    // --help and --version print as CLI11 does; an error is JSON when --json was asked for.
+    if (e.get_exit_code() == 0 || !normalised.json) {
+      const int code = app.exit(e);
+      return code == 0 ? kExitPass : kExitUsage;
+    }
+    return report_error(early, std::string(e.what()) + " (grader --help lists the commands and options)", kExitUsage);
   }
   Style::configure(!global.no_color && !global.json);
   // --verbose prints compiler commands to stderr as it goes: a spinner would garble them.
@@ -105,6 +174,11 @@ int main(int argc, char** argv) {
     std::cerr << "\ninterrupted: the program under test was stopped; progress is unchanged\n";
     return 130;
   } catch (const UnknownLab& e) {
+    // `grader xyzzy` was read as a lab: say that it is not a command either.
+    return report_error(global,
+                        std::string(e.what()) + (normalised.implicit_grade ? "; nor is it a command (grader --help lists them)" : ""),
+                        kExitUsage);
+  } catch (const UsageError& e) {
     return report_error(global, e.what(), kExitUsage);
   } catch (const ManifestError& e) {
     return report_error(global, std::string("malformed manifest: ") + e.what(), kExitUsage);

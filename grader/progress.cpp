@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -209,6 +210,33 @@ void ProgressStore::save() const {
     fsync(dfd);
     ::close(dfd);
   }
+}
+
+std::vector<std::string> ProgressStore::update(const std::function<void(ProgressStore&)>& change) {
+  const fs::path dir = file_.parent_path();
+  std::error_code ec;
+  if (!dir.empty()) fs::create_directories(dir, ec);
+  fs::path lock_file = file_;
+  lock_file += ".lock";
+  const int fd = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) throw ProgressError("cannot open " + lock_file.string() + ": " + std::strerror(errno));
+  struct Unlock {
+    int fd;
+    ~Unlock() { ::close(fd); }  // closing releases the flock
+  } unlock{fd};
+  while (::flock(fd, LOCK_EX) != 0)
+    if (errno != EINTR) throw ProgressError("cannot lock " + lock_file.string() + ": " + std::strerror(errno));
+
+  // Every writer holds this lock while it saves, so a temporary file seen now
+  // belongs to one that was killed before its rename.
+  const std::string stale_prefix = file_.filename().string() + ".tmp";
+  for (fs::directory_iterator it(dir.empty() ? fs::path(".") : dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().filename().string().rfind(stale_prefix, 0) == 0) fs::remove(it->path(), ec);
+
+  std::vector<std::string> warnings = load();
+  change(*this);
+  save();
+  return warnings;
 }
 
 std::string utc_now_iso8601() { return utc_now("%Y-%m-%dT%H:%M:%SZ"); }

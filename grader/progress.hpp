@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -43,6 +44,12 @@ class ProgressStore {
   // Atomic: writes <file>.tmp.<pid> beside the file, fsyncs it, renames it over
   // the file. Creates the folder. Throws ProgressError on failure.
   void save() const;
+
+  // One read-modify-write under <file>.lock (flock): load, `change`, save.
+  // A grade and a hint in two terminals, or two hints at once, never lose
+  // each other's counts. Under the lock, temporary files left by a writer
+  // that was killed mid-save are removed. Returns load()'s warnings.
+  std::vector<std::string> update(const std::function<void(ProgressStore&)>& change);
 
   const std::filesystem::path& file() const { return file_; }
   const std::map<std::string, LabProgress>& labs() const { return labs_; }

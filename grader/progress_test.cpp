@@ -319,6 +319,46 @@ TEST_F(ProgressTest, SaveFailureIsAProgressError) {
   }
 }
 
+// A grade and hints in several terminals at once: every count survives.
+TEST_F(ProgressTest, ConcurrentUpdatesLoseNothing) {
+  constexpr int kWriters = 6, kEach = 15;
+  std::vector<pid_t> kids;
+  for (int w = 0; w < kWriters; ++w) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      for (int i = 0; i < kEach; ++i) {
+        ProgressStore s(file_);
+        s.update([](ProgressStore& st) { ++st.lab("lab07").hints_shown[1]; });
+      }
+      ::_exit(0);
+    }
+    kids.push_back(pid);
+  }
+  for (pid_t k : kids) {
+    int status = 0;
+    ::waitpid(k, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  ProgressStore s(file_);
+  EXPECT_TRUE(s.load().empty());
+  ASSERT_NE(s.find("lab07"), nullptr);
+  EXPECT_EQ(s.find("lab07")->hints_shown.at(1), kWriters * kEach);
+}
+
+TEST_F(ProgressTest, AnUpdateRemovesTempFilesOfAKilledWriter) {
+  fs::create_directories(file_.parent_path());
+  for (const char* stale : {".tmp.12345", ".tmp.99"}) std::ofstream(file_.string() + stale) << "{";
+  ProgressStore s(file_);
+  s.update([](ProgressStore& st) { st.lab("lab01").steps_passed.insert(1); });
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(file_.parent_path()))
+    if (e.path().filename().string().find(".tmp") != std::string::npos) left.push_back(e.path().filename().string());
+  EXPECT_TRUE(left.empty()) << left.front();
+  ProgressStore back(file_);
+  back.load();
+  EXPECT_TRUE(back.find("lab01")->steps_passed.count(1));
+}
+
 TEST(UtcNow, IsIso8601InUtc) {
   const std::string now = utc_now_iso8601();
   EXPECT_TRUE(std::regex_match(now, std::regex(R"(20\d\d-[01]\d-[0-3]\dT[0-2]\d:[0-5]\d:[0-6]\dZ)"))) << now;

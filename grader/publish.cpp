@@ -1,5 +1,7 @@
 #include "publish.hpp"
 
+#include "hint_policy.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -306,7 +308,9 @@ PublishResult publish(const Course& course, const PublishOptions& o) {
 
   // Read everything that can fail for a course reason before building anything.
   const std::vector<fs::path> files = select_files(root, folders);
-  const std::string readme = student_readme(read_file(root / "README.md"));
+  if (o.hint_penalty && !(*o.hint_penalty >= 0))
+    throw PublishError("--hint-penalty must be a number of points >= 0", kExitUsage);
+  const std::string readme = with_hint_policy(student_readme(read_file(root / "README.md")), HintPolicy{o.hint_penalty});
   const std::string syllabus = filter_syllabus(read_file(root / "syllabus.md"), folders);
   std::vector<SolutionProbe> probes;
   for (const auto& l : course.labs()) {
@@ -341,7 +345,8 @@ PublishResult publish(const Course& course, const PublishOptions& o) {
                              "\nRemove it from the course (or move it out of the published folders) and publish again.",
                          kExitUsage);
 
-    const json manifest = make_published_manifest(tmp, folders, student_files);
+    json manifest = make_published_manifest(tmp, folders, student_files);
+    if (o.hint_penalty) manifest["hint_penalty"] = *o.hint_penalty;
     res.protected_files = manifest["files"].size();
     write_file(tmp / kPublishedManifest, manifest.dump(2) + "\n");
     res.files += 1;
@@ -363,6 +368,9 @@ PublishResult publish(const Course& course, const PublishOptions& o) {
     fs::remove_all(tmp, ec);
     throw;
   }
+  if (!o.hint_penalty)
+    res.notes.push_back("no --hint-penalty: the copy tells students that hints are counted and may cost points; "
+                        "publish with --hint-penalty P (0 for free hints) to state what they cost");
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
 }

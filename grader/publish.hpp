@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -90,6 +91,7 @@ struct PublishOptions {
   std::filesystem::path out;
   std::vector<std::string> labs;   // as typed (lab07, 7, ...); empty = every lab
   bool force = false;
+  std::optional<double> hint_penalty;  // points per hint, stated in the copy (hint_policy.hpp); nullopt: not stated
 };
 
 struct PublishResult {

@@ -3,6 +3,7 @@
 #include <csignal>
 #include <optional>
 
+#include "gpu_lock.hpp"
 #include "isolation.hpp"
 #include "referee_protocol.hpp"
 
@@ -121,11 +122,11 @@ RunnerOutcome call_referee(const RefereeCall& call) {
   o.timeout_s = call.timeout_s;
   o.capture_stdout_bytes = kMaxResultBytes;
   o.stderr_file = call.work_dir / "referee-stderr.txt";
-  // One GPU run at a time across graders that share the lock; its wait is not the program's time.
-  std::optional<FileLock> gpu_lock;
-  if (!isolation.gpu_lock.empty()) gpu_lock.emplace(isolation.gpu_lock);
-  out.child = run_child(o);
-  gpu_lock.reset();
+  {
+    // One grade at a time on this GPU, machine-wide; the wait is not the program's time.
+    const GpuTurn turn = take_gpu_turn();
+    out.child = run_child(o);
+  }
   out.stdout_head = read_head(program_out, kShownOutputBytes);
   out.stderr_head = read_head(program_err, kShownOutputBytes);
 

@@ -113,7 +113,8 @@ void print_report(const GradeReport& r, bool verbose) {
   for (std::size_t i = 0; i < r.steps.size(); ++i) {
     const StepResult& s = r.steps[i];
     std::cout << "\n  " << mark(s.status) << " " << Style::bold("step " + std::to_string(s.id)) << "  " << s.title;
-    if (s.status == "locked") std::cout << Style::dim("  (locked: pass the steps before it)");
+    if (s.status == "locked")
+      std::cout << Style::dim(r.student_build.ok ? "  (locked: pass the steps before it)" : "  (not graded: kernel.cu does not build)");
     std::cout << "\n";
     for (const auto& c : s.checks) {
       std::cout << "      " << mark(c.status) << " " << Style::dim(c.kind + ":") << " " << c.summary << "\n";
@@ -127,8 +128,16 @@ void print_report(const GradeReport& r, bool verbose) {
   }
   for (const auto& n : r.notes) std::cout << "\n  " << Style::yellow("note: ") << n << "\n";
   std::cout << "\n";
+  bool any_failed = false;
+  for (const auto& s : r.steps) any_failed = any_failed || s.status == "fail";
   if (r.exit_code == kExitPass) {
     std::cout << "  " << Style::green("All steps pass.") << "\n";
+  } else if (!r.student_build.ok) {
+    std::cout << "  Fix the build error above, then grade again: no step is graded until kernel.cu builds.\n";
+  } else if (!r.device.present && !any_failed) {
+    // Nothing failed: what is left is what only a GPU can check.
+    std::cout << "  " << Style::green("The static checks pass.") << " The other checks need a GPU: grade " << r.lab_id
+              << " on a machine with one (grader doctor shows what this one has).\n";
   } else if (r.current_step) {
     std::cout << "  Current step: " << *r.current_step << ".  Stuck? " << Style::bold("grader hint " + r.lab_id) << "\n";
   }

@@ -55,7 +55,6 @@ IsolationSettings isolation_from_environment() {
   if (!s.mode.empty() && s.mode != "bwrap") s.mode = "rlimits";  // any other value still isolates
   s.hide = split_paths(std::getenv(kIsolateHideVar));
   s.writable = split_paths(std::getenv(kIsolateWritableVar));
-  if (const char* l = std::getenv(kGpuLockVar)) s.gpu_lock = l;
   return s;
 }
 
@@ -64,7 +63,6 @@ std::vector<std::string> isolation_environment(const IsolationSettings& s) {
   if (s.enabled()) env.push_back(std::string(kIsolateVar) + "=" + s.mode);
   if (!s.hide.empty()) env.push_back(std::string(kIsolateHideVar) + "=" + join_paths(s.hide));
   if (!s.writable.empty()) env.push_back(std::string(kIsolateWritableVar) + "=" + join_paths(s.writable));
-  if (!s.gpu_lock.empty()) env.push_back(std::string(kGpuLockVar) + "=" + s.gpu_lock.string());
   return env;
 }
 
@@ -132,24 +130,6 @@ memlabs::Isolation submission_isolation(const IsolationSettings& s, double timeo
   iso.cpu_seconds = static_cast<double>(isolated_cpu_seconds(timeout_s));
   iso.processes = 512;  // CUDA's threads count too; far below what a fork bomb needs
   return iso;
-}
-
-FileLock::FileLock(const fs::path& file) {
-  std::error_code ec;
-  fs::create_directories(file.parent_path(), ec);
-  fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw std::runtime_error("cannot open the lock file " + file.string() + ": " + std::strerror(errno));
-  while (::flock(fd_, LOCK_EX) != 0) {
-    if (errno == EINTR) continue;
-    const int e = errno;
-    ::close(fd_);
-    fd_ = -1;
-    throw std::runtime_error("cannot lock " + file.string() + ": " + std::strerror(e));
-  }
-}
-
-FileLock::~FileLock() {
-  if (fd_ >= 0) ::close(fd_);  // closing releases the flock
 }
 
 }  // namespace grader

@@ -21,13 +21,11 @@ namespace grader {
 inline constexpr const char* kIsolateVar = "GRADER_ISOLATE";            // "bwrap" or "rlimits"
 inline constexpr const char* kIsolateHideVar = "GRADER_ISOLATE_HIDE";   // ':'-separated folders to hide
 inline constexpr const char* kIsolateWritableVar = "GRADER_ISOLATE_RW"; // ':'-separated folders left writable
-inline constexpr const char* kGpuLockVar = "GRADER_GPU_LOCK";           // lock file: one GPU run at a time
 
 struct IsolationSettings {
   std::string mode;  // "" (not isolated), "bwrap" or "rlimits"
   std::vector<std::filesystem::path> hide;      // tmpfs over each (bwrap only)
   std::vector<std::filesystem::path> writable;  // read-write besides the call's own folder (bwrap only)
-  std::filesystem::path gpu_lock;               // empty: no lock
   bool enabled() const { return !mode.empty(); }
 };
 
@@ -54,17 +52,5 @@ std::uint64_t isolated_process_limit();
 // asked and it works here, the limits alone when bwrap has gone missing since
 // the batch checked it, mode "none" when not isolated.
 memlabs::Isolation submission_isolation(const IsolationSettings& settings, double timeout_s);
-
-// Holds an exclusive flock on a file (created if missing) while alive.
-class FileLock {
- public:
-  explicit FileLock(const std::filesystem::path& file);  // blocks; throws std::runtime_error
-  ~FileLock();
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-
- private:
-  int fd_ = -1;
-};
 
 }  // namespace grader

@@ -57,7 +57,6 @@ TEST(Sandbox, SettingsTravelThroughTheEnvironment) {
   s.mode = "bwrap";
   s.hide = {"/a", "/b c"};
   s.writable = {"/w"};
-  s.gpu_lock = "/course/.grader/gpu.lock";
   for (const auto& kv : isolation_environment(s)) {
     const auto eq = kv.find('=');
     ::setenv(kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str(), 1);
@@ -66,8 +65,7 @@ TEST(Sandbox, SettingsTravelThroughTheEnvironment) {
   EXPECT_EQ(back.mode, "bwrap");
   EXPECT_EQ(back.hide, s.hide);
   EXPECT_EQ(back.writable, s.writable);
-  EXPECT_EQ(back.gpu_lock, s.gpu_lock);
-  for (const char* v : {kIsolateVar, kIsolateHideVar, kIsolateWritableVar, kGpuLockVar}) ::unsetenv(v);
+  for (const char* v : {kIsolateVar, kIsolateHideVar, kIsolateWritableVar}) ::unsetenv(v);
   EXPECT_FALSE(isolation_from_environment().enabled());
 }
 
@@ -94,8 +92,10 @@ TEST_F(SandboxDir, BwrapHidesSolutionsKeepsWritesInsideAndDropsTheUser) {
   const std::string out = slurp(base / "out.txt");
   EXPECT_EQ(out.find("READ"), std::string::npos) << out;
   EXPECT_EQ(out.find("the answer"), std::string::npos) << out;
-  EXPECT_EQ(out.find("WROTE"), std::string::npos) << out;
-  EXPECT_FALSE(fs::exists(base / "escaped"));
+  // Outside the writable folder a write fails, or (where this folder lies
+  // under a hidden one, e.g. a checkout in /tmp) lands in a throwaway tmpfs:
+  // either way nothing reaches the real file system.
+  EXPECT_FALSE(fs::exists(base / "escaped")) << out;
   EXPECT_TRUE(fs::exists(base / "own" / "mine"));
   EXPECT_NE(out.find("ifaces=1\n"), std::string::npos) << "only the loopback interface: " << out;
   EXPECT_EQ(out.find("pid=1\n"), std::string::npos) << "bwrap's own init is pid 1: " << out;
@@ -114,22 +114,3 @@ TEST_F(SandboxDir, NothingStartedInsideOutlivesTheSandbox) {
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   EXPECT_FALSE(fs::exists(base / "own" / "late")) << "a process outlived its sandbox";
 }
-
-TEST_F(SandboxDir, GpuLockSerialises) {
-  const fs::path lock = base / "gpu.lock";
-  std::atomic<int> inside{0}, most{0};
-  auto worker = [&] {
-    FileLock l(lock);
-    const int now = ++inside;
-    most = std::max(most.load(), now);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    --inside;
-  };
-  std::thread a(worker), b(worker), c(worker);
-  a.join();
-  b.join();
-  c.join();
-  EXPECT_EQ(most.load(), 1);
-  EXPECT_THROW(FileLock(base / "solutions" / "kernel.cu" / "gpu.lock"), std::runtime_error);  // under a file
-}
-

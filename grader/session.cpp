@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include "gpu_lock.hpp"
+
 namespace fs = std::filesystem;
 
 namespace grader {
@@ -26,12 +28,14 @@ Session Session::open(const GlobalOptions& global, bool measure_bandwidth) {
   Session s{global, Course::discover(global.root), {}, nullptr, {}};
   make_state_dir_private(s.course.state_dir());
   s.toolchain = detect_toolchain();
+  if (!global.arch.empty()) check_arch(s.toolchain, global.arch);
   BuildSettings b;
   b.course_root = s.course.root();
   b.cache_dir = s.course.state_dir() / "cache";
   b.verbose = global.verbose;
   s.builder = std::make_unique<Builder>(s.toolchain, b);
   s.device = probe_device(*s.builder, s.new_run_dir("probe"), measure_bandwidth);
+  if (s.device.present) set_process_gpu_lock(gpu_lock_file(s.device.uuid));
   b.arch = !global.arch.empty() ? global.arch : (s.device.present ? s.device.arch : kDefaultArch);
   s.builder = std::make_unique<Builder>(s.toolchain, b);
   return s;

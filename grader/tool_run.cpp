@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "isolation.hpp"
+#include "gpu_lock.hpp"
 #include "sandbox.hpp"
 
 extern char** environ;
@@ -45,10 +46,10 @@ RunnerOutcome call_tool(const ToolCall& call) {
   }
   std::unique_lock<std::mutex> one_at_a_time(g_sandboxed_tools, std::defer_lock);
   if (sandbox.mode == "bwrap") one_at_a_time.lock();
-  std::optional<FileLock> gpu_lock;
-  if (!isolation.gpu_lock.empty()) gpu_lock.emplace(isolation.gpu_lock);
-  out.child = run_child(o);
-  gpu_lock.reset();
+  {
+    const GpuTurn turn = take_gpu_turn();  // machine-wide, as the referee's runs
+    out.child = run_child(o);
+  }
   out.stdout_head = read_head(o.stdout_file, 4000);
   out.stderr_head = read_head(o.stderr_file, 4000);
   if (!out.child.started) {

@@ -2,12 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <regex>
 #include <sstream>
+#include <vector>
 
 namespace fs = std::filesystem;
 
@@ -85,6 +87,28 @@ Toolchain detect_toolchain() {
   t.compute_sanitizer = find_cuda_tool(t.nvcc, "compute-sanitizer");
   t.cuobjdump = find_cuda_tool(t.nvcc, "cuobjdump");
   return t;
+}
+
+void check_arch(const Toolchain& toolchain, const std::string& arch) {
+  // What this nvcc builds for: "sm_75 sm_80 ... sm_121".
+  std::vector<std::string> known;
+  std::istringstream list(capture("'" + toolchain.nvcc.string() + "' --list-gpu-code 2>/dev/null"));
+  for (std::string word; list >> word;)
+    if (word.rfind("sm_", 0) == 0) known.push_back(word);
+  std::string known_text;
+  for (const auto& k : known) known_text += (known_text.empty() ? "" : ", ") + k;
+  const std::string examples = "write sm_ and the compute capability without its dot, e.g. sm_90 for an H100, "
+                               "sm_80 for an A100, sm_89 for an RTX 4090";
+  std::smatch m;
+  if (!std::regex_match(arch, m, std::regex(R"(sm_(\d{2,3})[af]?)"))) {
+    std::smatch digits;
+    const bool bare = std::regex_match(arch, digits, std::regex(R"((?:sm|compute_?|)(\d{2,3})|(\d)\.(\d))"));
+    const std::string guess = !bare ? "" : digits[1].matched ? "sm_" + digits[1].str() : "sm_" + digits[2].str() + digits[3].str();
+    throw UsageError("--arch " + arch + " is not a GPU architecture" + (guess.empty() ? "" : " (did you mean " + guess + "?)") +
+                     ": " + examples + (known.empty() ? "" : "; this nvcc builds for " + known_text));
+  }
+  if (!known.empty() && std::find(known.begin(), known.end(), "sm_" + m[1].str()) == known.end())
+    throw UsageError("--arch " + arch + ": nvcc " + toolchain.version + " cannot build for it; it builds for " + known_text);
 }
 
 }  // namespace grader

@@ -13,6 +13,11 @@ class EnvironmentError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A command line that cannot work as typed (exit 2), found once the toolkit is known.
+class UsageError : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 struct Toolchain {
   std::filesystem::path nvcc;
   std::string version;  // "13.0.88", from nvcc --version
@@ -24,5 +29,10 @@ std::optional<std::filesystem::path> find_on_path(const std::string& program);
 std::optional<std::filesystem::path> find_nvcc();
 // Throws EnvironmentError naming what to install when nvcc is missing or broken.
 Toolchain detect_toolchain();
+
+// --arch must name a real GPU this nvcc can build for (sm_90, sm_80, sm_90a...).
+// Throws UsageError saying what to write instead: a typo is the user's
+// command line, never "kernel.cu does not build".
+void check_arch(const Toolchain& toolchain, const std::string& arch);
 
 }  // namespace grader

@@ -1,0 +1,183 @@
+#include "gpu_lock.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+namespace fs = std::filesystem;
+using namespace grader;
+
+namespace {
+
+class GpuLock : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = fs::temp_directory_path() / ("gpu_lock_test-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    fs::permissions(dir, fs::perms::all, fs::perm_options::replace);  // as /tmp: every user may enter
+    file = dir / "gpu.lock";
+  }
+  void TearDown() override { fs::remove_all(dir); }
+  fs::path dir, file;
+};
+
+// Runs `body` in a child process; its exit status.
+template <class F>
+int in_child(F body) {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(body());
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace
+
+TEST_F(GpuLock, OneFilePerGpuInTmpOrTheFolderTheEnvironmentNames) {
+  ::unsetenv(kGpuLockDirVar);
+  EXPECT_EQ(gpu_lock_file("GPU-5e4a1b2c-0000-1111-2222-333344445555"),
+            fs::path("/tmp/cuda-memory-labs-gpu-GPU-5e4a1b2c-0000-1111-2222-333344445555.lock"));
+  EXPECT_EQ(gpu_lock_file(""), fs::path("/tmp/cuda-memory-labs-gpu-0.lock"));
+  // Whatever a probe reports, the name stays inside the folder.
+  EXPECT_EQ(gpu_lock_file("../../etc/x"), fs::path("/tmp/cuda-memory-labs-gpu-etcx.lock"));
+  ::setenv(kGpuLockDirVar, dir.c_str(), 1);
+  EXPECT_EQ(gpu_lock_file("GPU-1").parent_path(), dir);
+  ::unsetenv(kGpuLockDirVar);
+}
+
+TEST_F(GpuLock, TurnsNeverOverlap) {
+  std::atomic<int> inside{0}, most{0};
+  auto grade = [&] {
+    const GpuTurn turn(file);
+    const int now = ++inside;
+    most = std::max(most.load(), now);
+    std::this_thread::sleep_for(std::chrono::milliseconds(40));
+    --inside;
+  };
+  std::thread a(grade), b(grade), c(grade);
+  a.join();
+  b.join();
+  c.join();
+  EXPECT_EQ(most.load(), 1);
+  EXPECT_EQ(fs::status(file).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+}
+
+TEST_F(GpuLock, AWaitSaysWhoHoldsTheGpu) {
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t holder = ::fork();
+  if (holder == 0) {
+    const GpuTurn turn(file);
+    char c = 1;
+    if (::write(ready[1], &c, 1) != 1) ::_exit(1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    ::_exit(0);
+  }
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  std::string said;
+  int calls = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    const GpuTurn turn(file, [&](const std::string& who) {
+      said = who;
+      ++calls;
+    });
+  }
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  int status = 0;
+  ::waitpid(holder, &status, 0);
+  EXPECT_EQ(calls, 1);
+  EXPECT_NE(said.find("pid " + std::to_string(holder)), std::string::npos) << said;
+  EXPECT_NE(said.find("user "), std::string::npos) << said;
+  EXPECT_GT(waited, 0.2);
+}
+
+// The defect this replaces: each course copy had a lock of its own, so two
+// students on one server timed at the same moment.
+TEST_F(GpuLock, UsersTakeTurnsOnOneFileWhoeverMadeIt) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to act as a second user";
+  for (const bool root_first : {true, false}) {
+    fs::remove(file);
+    auto as_nobody = [&](auto body) {
+      return in_child([&] {
+        if (::setgid(65534) != 0 || ::setuid(65534) != 0) return 90;
+        return body();
+      });
+    };
+    auto hold_and_check = [&]() -> int {
+      try {
+        const GpuTurn turn(file);
+        return 0;
+      } catch (const std::exception&) {
+        return 1;
+      }
+    };
+    if (root_first) {
+      { const GpuTurn turn(file); }
+      EXPECT_EQ(as_nobody(hold_and_check), 0) << "nobody could not take a turn on root's lock file";
+    } else {
+      EXPECT_EQ(as_nobody(hold_and_check), 0);
+      EXPECT_EQ(hold_and_check(), 0) << "root could not take a turn on nobody's lock file";
+    }
+    // And the turn is exclusive across the two users.
+    int ready[2];
+    ASSERT_EQ(::pipe(ready), 0);
+    const pid_t holder = ::fork();
+    if (holder == 0) {
+      if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(90);
+      const GpuTurn turn(file);
+      char c = 1;
+      if (::write(ready[1], &c, 1) != 1) ::_exit(1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      ::_exit(0);
+    }
+    char c = 0;
+    ASSERT_EQ(::read(ready[0], &c, 1), 1);
+    bool waited = false;
+    { const GpuTurn turn(file, [&](const std::string&) { waited = true; }); }
+    ::waitpid(holder, nullptr, 0);
+    ::close(ready[0]);
+    ::close(ready[1]);
+    EXPECT_TRUE(waited) << "root's grade did not wait for nobody's";
+  }
+}
+
+TEST_F(GpuLock, APlantedLinkIsRefusedAndNothingIsWritten) {
+  const fs::path target = dir / "victim";
+  std::ofstream(target) << "keep";
+  fs::create_symlink(target, file);
+  try {
+    const GpuTurn turn(file);
+    FAIL() << "a symbolic link was taken as the lock";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("symbolic link"), std::string::npos) << e.what();
+  }
+  std::ifstream in(target);
+  std::string text;
+  in >> text;
+  EXPECT_EQ(text, "keep");
+}
+
+TEST_F(GpuLock, AMissingFolderSaysWhatToSet) {
+  try {
+    const GpuTurn turn(dir / "no-such-folder" / "gpu.lock");
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(kGpuLockDirVar), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(GpuLock, NoFileNoTurn) {
+  const GpuTurn a{fs::path()};
+  const GpuTurn b{fs::path()};  // would block if it locked anything
+  SUCCEED();
+}
