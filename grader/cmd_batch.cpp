@@ -12,6 +12,7 @@
 #include "gradebook.hpp"
 #include "session.hpp"
 #include "slurm.hpp"
+#include "terminal.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -76,6 +77,7 @@ int run_slurm_batch_command(const BatchCommandOptions& o, const GlobalOptions& g
   b.hint_penalty = o.hint_penalty;
   b.all_steps = o.all;
   b.job = o.job;
+  const std::vector<std::string> warnings = local_path_warnings(b);
   const fs::path script = write_slurm_batch(b);
   const std::string collect = "grader collect " + b.out.string() + " --lab " + lab.id;
   std::string job_id;
@@ -89,10 +91,12 @@ int run_slurm_batch_command(const BatchCommandOptions& o, const GlobalOptions& g
                       {"submitted", !o.no_submit},
                       {"job_id", job_id.empty() ? json(nullptr) : json(job_id)},
                       {"collect", collect},
+                      {"warnings", warnings},
                       {"exit_code", kExitPass}}
                      .dump(2)
               << "\n";
   } else {
+    for (const auto& w : warnings) std::cerr << Style::yellow("warning: ") << w << "\n";
     std::cout << "wrote " << script.string() << " (" << b.submissions.size() << " array tasks, one per line of "
               << (b.out / "slurm" / "tasks.txt").string() << ")\n";
     if (o.no_submit)
@@ -109,8 +113,10 @@ int run_batch_command(const BatchCommandOptions& o, const GlobalOptions& g) {
   if (o.isolation != "auto" && o.isolation != "bwrap" && o.isolation != "rlimits")
     throw CourseError("--isolation must be auto, bwrap or rlimits, got \"" + o.isolation + "\"");
   if (o.slurm) return run_slurm_batch_command(o, g);
-  if (o.no_submit || !o.job.partition.empty() || !o.job.account.empty() || !o.job.time.empty() || o.job.gres != "gpu:1")
-    throw CourseError("--partition, --account, --time, --gres and --no-submit need --slurm");
+  const SlurmJobSettings defaults;
+  if (o.no_submit || !o.job.partition.empty() || !o.job.account.empty() || !o.job.time.empty() || o.job.gres != defaults.gres ||
+      o.job.cpus_per_task != defaults.cpus_per_task || o.job.mem != defaults.mem || o.job.max_running != defaults.max_running)
+    throw CourseError("--partition, --account, --time, --gres, --cpus-per-task, --mem, --max-running and --no-submit need --slurm");
   Session session = Session::open(g);
   const LabInfo& lab = session.course.resolve(o.lab);
   const Manifest manifest = load_manifest(lab.dir / "lab.json");
@@ -223,6 +229,10 @@ Command batch_command() {
             sub.add_option("--account", o->job.account, "--slurm: the account to charge");
             sub.add_option("--time", o->job.time, "--slurm: time limit per task, HH:MM:SS");
             sub.add_option("--gres", o->job.gres, "--slurm: GRES per task (default gpu:1; none: no GRES)");
+            sub.add_option("--cpus-per-task", o->job.cpus_per_task, "--slurm: CPUs per task, for nvcc (default 4)");
+            sub.add_option("--mem", o->job.mem, "--slurm: memory per task, e.g. 16G (default 16G)");
+            sub.add_option("--max-running", o->job.max_running,
+                           "--slurm: at most this many tasks at once (array throttle; default 8, 0: no limit)");
             sub.add_flag("--no-submit", o->no_submit, "--slurm: write the job script, do not run sbatch");
             return [o, &g] { return run_batch_command(*o, g); };
           }};

@@ -1,5 +1,6 @@
 #include "slurm.hpp"
 
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -69,7 +70,10 @@ json slurm_batch_to_json(const SlurmBatch& b) {
             {"account", b.job.account},
             {"time", b.job.time},
             {"gres", b.job.gres},
-            {"job_name", b.job.job_name}}},
+            {"job_name", b.job.job_name},
+            {"cpus_per_task", b.job.cpus_per_task},
+            {"mem", b.job.mem},
+            {"max_running", b.job.max_running}}},
           {"submissions", subs}};
 }
 
@@ -99,6 +103,9 @@ SlurmBatch load_slurm_batch(const fs::path& out) {
     b.job.time = s.value("time", "");
     b.job.gres = s.value("gres", "none");
     b.job.job_name = s.value("job_name", "");
+    b.job.cpus_per_task = s.value("cpus_per_task", 0);
+    b.job.mem = s.value("mem", "");
+    b.job.max_running = s.value("max_running", 0);
     for (const auto& e : j.at("submissions")) {
       Submission sub;
       sub.id = e.at("id").get<std::string>();
@@ -118,9 +125,38 @@ std::string check_slurm_settings(const SlurmJobSettings& s) {
     return "--time must look like HH:MM:SS, MM:SS, MM or D-HH:MM:SS, got \"" + s.time + "\"";
   if (s.gres.empty()) return "--gres must be a GRES such as gpu:1 or gpu:a100:1, or none";
   for (const auto& [name, v] : {std::pair<const char*, const std::string&>{"--partition", s.partition},
-                                {"--account", s.account}, {"--gres", s.gres}, {"--time", s.time}})
+                                {"--account", s.account}, {"--gres", s.gres}, {"--time", s.time}, {"--mem", s.mem}})
     if (!safe_directive_value(v)) return std::string(name) + " must not hold spaces, quotes, '#' or '\\', got \"" + v + "\"";
+  if (!s.mem.empty() && !std::regex_match(s.mem, std::regex(R"(\d+[KMGT]?)")))
+    return "--mem must be a size such as 16G or 8000M, got \"" + s.mem + "\"";
+  if (s.cpus_per_task < 1 || s.cpus_per_task > 256) return "--cpus-per-task must be 1..256, got " + std::to_string(s.cpus_per_task);
+  if (s.max_running < 0) return "--max-running must be >= 0 (0: no limit), got " + std::to_string(s.max_running);
   return "";
+}
+
+std::vector<std::string> local_path_warnings(const SlurmBatch& b) {
+  // statfs magic numbers (linux/magic.h) of file systems that only this machine sees.
+  static const std::vector<std::pair<unsigned long, const char*>> local = {
+      {0xEF53, "ext4"}, {0x58465342, "xfs"}, {0x9123683E, "btrfs"}, {0x01021994, "tmpfs"},
+      {0x794C7630, "overlayfs"}, {0x2FC12FC1, "zfs"}, {0xF2F52010, "f2fs"}, {0x4d44, "vfat"}};
+  std::vector<std::string> warnings;
+  const std::vector<std::pair<std::string, fs::path>> paths = {{"the course", b.course_root},
+                                                              {"the submissions", b.submissions_dir},
+                                                              {"the grader", b.grader_exe},
+                                                              {"the output folder", b.out}};
+  for (const auto& [what, path] : paths) {
+    struct statfs st {};
+    if (path.empty() || ::statfs(path.c_str(), &st) != 0) continue;
+    for (const auto& [magic, name] : local)
+      if (static_cast<unsigned long>(st.f_type) == magic) {
+        warnings.push_back(what + " (" + path.string() + ") is on a " + name +
+                           " file system of this machine: a compute node sees it only if it is this machine. "
+                           "On a cluster, put the course, the submissions, the grader and --out on a shared file "
+                           "system (home, project or scratch space), or the tasks fail with \"no such file\"");
+        break;
+      }
+  }
+  return warnings;
 }
 
 std::string slurm_job_script(const SlurmBatch& b) {
@@ -130,9 +166,12 @@ std::string slurm_job_script(const SlurmBatch& b) {
                   "# Each task grades its submission and writes " + (b.out / "results").string() + "/<id>.json;\n"
                   "# then: grader collect " + b.out.string() + " --lab " + b.lab_id + "\n";
   s += "#SBATCH --job-name=" + (b.job.job_name.empty() ? "grade-" + b.lab_id : b.job.job_name) + "\n";
-  s += "#SBATCH --array=0-" + std::to_string(b.submissions.empty() ? 0 : b.submissions.size() - 1) + "\n";
+  s += "#SBATCH --array=0-" + std::to_string(b.submissions.empty() ? 0 : b.submissions.size() - 1) +
+       (b.job.max_running > 0 ? "%" + std::to_string(b.job.max_running) : std::string()) + "\n";
   s += "#SBATCH --output=" + (logs / "%A_%a.out").string() + "\n";
   s += "#SBATCH --ntasks=1\n";
+  if (b.job.cpus_per_task > 0) s += "#SBATCH --cpus-per-task=" + std::to_string(b.job.cpus_per_task) + "\n";
+  if (!b.job.mem.empty()) s += "#SBATCH --mem=" + b.job.mem + "\n";
   if (!b.job.partition.empty()) s += "#SBATCH --partition=" + b.job.partition + "\n";
   if (!b.job.account.empty()) s += "#SBATCH --account=" + b.job.account + "\n";
   if (!b.job.time.empty()) s += "#SBATCH --time=" + b.job.time + "\n";

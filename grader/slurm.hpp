@@ -21,6 +21,11 @@ struct SlurmJobSettings {
   std::string partition, account, time;  // empty: the cluster's defaults
   std::string gres = "gpu:1";            // "none": no --gres line
   std::string job_name;
+  // nvcc builds two programs per grade: cluster defaults (often 1 CPU and a
+  // little memory) make a task slow or kill it.
+  int cpus_per_task = 4;
+  std::string mem = "16G";               // per task; "" leaves it to the cluster
+  int max_running = 8;                   // array throttle (%N); 0: no limit
 };
 
 // Everything a task needs, written to OUT/slurm/batch.json
@@ -43,8 +48,16 @@ nlohmann::json slurm_batch_to_json(const SlurmBatch& b);
 // Throws std::runtime_error naming the file when it is missing or malformed.
 SlurmBatch load_slurm_batch(const std::filesystem::path& out);
 
-// Checks a --time / --gres / --partition / --account value; "" when fine, else why not.
+// Checks a --time / --gres / --partition / --account / --mem / --cpus-per-task /
+// --max-running value; "" when fine, else why not.
 std::string check_slurm_settings(const SlurmJobSettings& s);
+
+// Every task reads the course, the submissions and the grader and writes OUT
+// at the same paths on its compute node: a warning for each of these paths
+// that lies on a file system local to this machine (ext4, xfs, tmpfs, ...),
+// which other nodes cannot see. Network and cluster file systems (NFS,
+// Lustre, GPFS, BeeGFS, CephFS, ...) and unknown ones give no warning.
+std::vector<std::string> local_path_warnings(const SlurmBatch& b);
 
 // The job array script (text of OUT/slurm/job.sbatch).
 std::string slurm_job_script(const SlurmBatch& b);

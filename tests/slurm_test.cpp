@@ -4,6 +4,7 @@
 // the job array runs with --gres none, and every task says it could not grade.
 // Skipped with the reason when Slurm is not installed or we are not root.
 #include <gtest/gtest.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -172,8 +173,10 @@ TEST_F(Slurm, StaticJobArrayGradesAndCollects) {
   start_cluster();
   if (IsSkipped() || HasFatalFailure()) return;
   const fs::path out = base / "out";
+  // The test node is small (its slurm.conf says 100 MB): a CPU and a little memory per task, two tasks at a time.
   const ToolRun b = grader_run({"batch", (base / "class").string(), "--lab", "lab07", "--slurm", "--gres", "none", "--time",
-                            "00:20:00", "--hint-penalty", "0.5", "--out", out.string()},
+                            "00:20:00", "--hint-penalty", "0.5", "--cpus-per-task", "1", "--mem", "64M", "--max-running",
+                            "2", "--out", out.string()},
                            base / "scratch");
   ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
   ASSERT_EQ(b.j.value("schema", ""), "cuda-memory-labs/slurm-submit/1") << b.out;
@@ -184,7 +187,9 @@ TEST_F(Slurm, StaticJobArrayGradesAndCollects) {
   EXPECT_EQ(read(out / "slurm" / "job_id"), job + "\n");
 
   const std::string script = read(out / "slurm" / "job.sbatch");
-  EXPECT_NE(script.find("#SBATCH --array=0-3\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("#SBATCH --array=0-3%2\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("#SBATCH --cpus-per-task=1\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("#SBATCH --mem=64M\n"), std::string::npos) << script;
   EXPECT_NE(script.find("#SBATCH --time=00:20:00\n"), std::string::npos) << script;
   EXPECT_NE(script.find("#SBATCH --output=" + (out / "slurm" / "logs" / "%A_%a.out").string() + "\n"), std::string::npos) << script;
   EXPECT_EQ(script.find("--gres"), std::string::npos) << script;
@@ -253,9 +258,19 @@ TEST_F(Slurm, StaticNoSubmitWritesScriptAndCollectReportsMissing) {
   EXPECT_TRUE(b.j["job_id"].is_null());
   EXPECT_EQ(b.j["collect"], "grader collect " + out.string() + " --lab lab07");
   const std::string script = read(out / "slurm" / "job.sbatch");
-  for (const char* line : {"#SBATCH --array=0-3\n", "#SBATCH --gres=gpu:1\n", "#SBATCH --partition=gpu\n",
-                           "#SBATCH --account=cs475\n", "#SBATCH --time=1:00:00\n", " batch-task "})
+  // The defaults: room for nvcc, and an array that cannot take the whole partition.
+  for (const char* line : {"#SBATCH --array=0-3%8\n", "#SBATCH --gres=gpu:1\n", "#SBATCH --partition=gpu\n",
+                           "#SBATCH --account=cs475\n", "#SBATCH --time=1:00:00\n", "#SBATCH --cpus-per-task=4\n",
+                           "#SBATCH --mem=16G\n", " batch-task "})
     EXPECT_NE(script.find(line), std::string::npos) << line << " not in\n" << script;
+  // This temporary folder is on this machine's own disk: the instructor is told.
+  ASSERT_TRUE(b.j["warnings"].is_array()) << b.out;
+  bool local_warning = false;
+  for (const auto& w : b.j["warnings"]) local_warning = local_warning || w.get<std::string>().find("file system of this machine") != std::string::npos;
+  struct statfs st {};
+  if (::statfs(base.c_str(), &st) == 0 && (st.f_type == 0xEF53 || st.f_type == 0x01021994 || st.f_type == 0x58465342 ||
+                                           st.f_type == 0x794C7630 || st.f_type == 0x9123683E))
+    EXPECT_TRUE(local_warning) << b.out;
   EXPECT_FALSE(fs::exists(out / "slurm" / "job_id"));
 
   const ToolRun c = grader_run({"collect", out.string(), "--lab", "lab07"}, base / "scratch");
@@ -276,6 +291,14 @@ TEST_F(Slurm, StaticNoSubmitWritesScriptAndCollectReportsMissing) {
   EXPECT_EQ(bad_time.exit_code, 2) << bad_time.out << bad_time.err;
   const ToolRun no_slurm = grader_run({"batch", (base / "class").string(), "--lab", "7", "--partition", "gpu"}, base / "scratch");
   EXPECT_EQ(no_slurm.exit_code, 2) << no_slurm.out << no_slurm.err;
+  for (const std::vector<std::string>& bad : {std::vector<std::string>{"--mem", "lots"}, {"--cpus-per-task", "0"}, {"--max-running", "-1"}}) {
+    std::vector<std::string> argv = {"batch", (base / "class").string(), "--lab", "7", "--slurm", "--no-submit", "--out",
+                                     (base / "out3").string()};
+    argv.insert(argv.end(), bad.begin(), bad.end());
+    const ToolRun r = grader_run(argv, base / "scratch");
+    EXPECT_EQ(r.exit_code, 2) << bad[0] << ": " << r.out << r.err;
+    EXPECT_NE((r.out + r.err).find(bad[0]), std::string::npos) << r.out << r.err;
+  }
   const ToolRun no_batch = grader_run({"collect", (base / "nothing").string(), "--lab", "7"}, base / "scratch");
   EXPECT_EQ(no_batch.exit_code, 2) << no_batch.out << no_batch.err;
 }
