@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "phase_log.hpp"
 #include "terminal.hpp"
 
 namespace grader {
@@ -24,6 +25,7 @@ using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
 bool g_enabled = false;
+thread_local int t_depth = 0;  // Activities alive on this thread, for the phase log
 
 void write_all(const std::string& s) {
   std::size_t done = 0;
@@ -118,7 +120,7 @@ void Activity::configure(bool allow) {
 
 bool Activity::enabled() { return g_enabled; }
 
-Activity::Activity(std::string what) : what_(std::move(what)), since_(Clock::now()) {
+Activity::Activity(std::string what) : what_(std::move(what)), since_(Clock::now()), depth_(t_depth++) {
   if (!g_enabled) return;
   ActivityLine& line = ActivityLine::get();
   std::lock_guard<std::mutex> lock(line.mutex);
@@ -133,6 +135,8 @@ Activity::Activity(std::string what) : what_(std::move(what)), since_(Clock::now
 }
 
 Activity::~Activity() {
+  --t_depth;
+  note_phase(what_, since_, Clock::now(), depth_);
   if (!shown_) return;
   ActivityLine& line = ActivityLine::get();
   std::thread finished;
@@ -155,7 +159,12 @@ Activity::~Activity() {
 }
 
 void Activity::update(std::string what) {
-  if (!shown_) return;
+  note_phase(what_, since_, Clock::now(), depth_);
+  if (!shown_) {
+    what_ = std::move(what);
+    since_ = Clock::now();
+    return;
+  }
   ActivityLine& line = ActivityLine::get();
   std::lock_guard<std::mutex> lock(line.mutex);
   what_ = std::move(what);

@@ -20,7 +20,8 @@
 //
 // Activities may nest, also across threads: one line shows them all, outermost
 // first ("checking lab07 · timing 8192x8192  4 s"), with the seconds of the
-// innermost one.
+// innermost one. Each one, drawn or not, is noted in the phase log when it
+// ends (phase_log.hpp).
 #pragma once
 
 #include <chrono>
@@ -48,6 +49,7 @@ class Activity {
   bool shown_ = false;  // registered with the line (animation on)
   std::string what_;
   std::chrono::steady_clock::time_point since_;
+  int depth_ = 0;  // Activities already alive on this thread (phase_log.hpp)
 };
 
 }  // namespace grader

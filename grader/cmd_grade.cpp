@@ -4,6 +4,7 @@
 
 #include "app.hpp"
 #include "grade_and_record.hpp"
+#include "phase_log.hpp"
 
 namespace grader {
 namespace {
@@ -15,6 +16,7 @@ struct GradeCommandOptions {
   bool all = false;
   bool sanitize = false;
   double cap_s = 3.0;
+  bool timings = false;
 };
 
 int run_grade(const GradeCommandOptions& o, const GlobalOptions& g) {
@@ -35,8 +37,21 @@ int run_grade(const GradeCommandOptions& o, const GlobalOptions& g) {
   // A fixture or a classmate's file graded with --submission is not recorded as progress.
   GradeReport report = grade_and_record(session, lab, manifest, go);
 
-  if (g.json) std::cout << report_to_json(report).dump(2) << "\n";
-  else print_report(report, g.verbose);
+  // Where this grade's time went (phase_log.hpp): in every JSON report, and
+  // printed after the report with --timings.
+  const std::vector<Phase> phases = noted_phases();
+  const double total_s = seconds_since_start();
+  if (g.json) {
+    nlohmann::json j = report_to_json(report);
+    j["process_seconds"] = total_s;
+    j["phases"] = nlohmann::json::array();
+    for (const auto& p : phases)
+      j["phases"].push_back({{"what", p.what}, {"start", p.start_s}, {"seconds", p.seconds}, {"depth", p.depth}});
+    std::cout << j.dump(2) << "\n";
+  } else {
+    print_report(report, g.verbose);
+    if (o.timings) std::cout << "\nWhere the time went:\n" << format_phases(phases, total_s);
+  }
   return report.exit_code;
 }
 
@@ -52,6 +67,7 @@ Command grade_command() {
             sub.add_flag("--all", o->all, "grade every step, also after one fails");
             sub.add_flag("--sanitize", o->sanitize,
                          "also run compute-sanitizer (memcheck, racecheck, synccheck, initcheck) in every step that checks correctness");
+            sub.add_flag("--timings", o->timings, "after the report, list where the grade's time went (build, each run, each tool)");
             sub.add_option("--cap", o->cap_s, "seconds of timing per case before deciding (default 3)");
             return [o, &g] { return run_grade(*o, g); };
           }};

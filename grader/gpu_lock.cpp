@@ -8,14 +8,19 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <memory>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
+
+#include "phase_log.hpp"
 
 namespace fs = std::filesystem;
 
@@ -121,11 +126,38 @@ GpuTurn::~GpuTurn() {
   if (fd_ >= 0) ::close(fd_);  // closing releases the flock
 }
 
-GpuTurn take_gpu_turn() {
-  return GpuTurn(process_gpu_lock(), [](const std::string& holder) {
-    std::cerr << "waiting for the GPU (held by another grade" << (holder.empty() ? "" : ": " + holder)
-              << "); this grade goes on when that one is done with it" << std::endl;
-  });
+namespace {
+struct SharedTurn {
+  std::mutex mutex;
+  int holders = 0;
+  std::unique_ptr<GpuTurn> turn;
+};
+SharedTurn& shared_turn() {
+  static SharedTurn* s = new SharedTurn;  // never destroyed: threads may outlive statics at exit
+  return *s;
+}
+}  // namespace
+
+ProcessGpuTurn::ProcessGpuTurn() {
+  SharedTurn& s = shared_turn();
+  const std::lock_guard<std::mutex> hold(s.mutex);  // the process's other threads wait here, not on the file
+  if (s.holders == 0) {
+    const auto begin = std::chrono::steady_clock::now();
+    bool waited = false;
+    s.turn = std::make_unique<GpuTurn>(process_gpu_lock(), [&](const std::string& holder) {
+      waited = true;
+      std::cerr << "waiting for the GPU (held by another grade" << (holder.empty() ? "" : ": " + holder)
+                << "); this grade goes on when that one is done with it" << std::endl;
+    });
+    if (waited) note_phase("waiting for the GPU (another grade held it)", begin, std::chrono::steady_clock::now(), 1);
+  }
+  ++s.holders;
+}
+
+ProcessGpuTurn::~ProcessGpuTurn() {
+  SharedTurn& s = shared_turn();
+  const std::lock_guard<std::mutex> hold(s.mutex);
+  if (--s.holders == 0) s.turn.reset();
 }
 
 }  // namespace grader

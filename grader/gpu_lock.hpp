@@ -12,6 +12,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 
 namespace grader {
@@ -46,6 +47,16 @@ class GpuTurn {
 };
 
 // A turn on this process's GPU, saying on stderr that it waits and for whom.
-GpuTurn take_gpu_turn();
+// The threads of one grade share it (its compute-sanitizer tools run side by
+// side and time nothing): the first takes the machine-wide lock, the last
+// gives it back. Only one grade runs in a process; a batch grades each
+// submission in a process of its own, so grades still take turns.
+class ProcessGpuTurn {
+ public:
+  ProcessGpuTurn();
+  ~ProcessGpuTurn();
+  ProcessGpuTurn(const ProcessGpuTurn&) = delete;
+  ProcessGpuTurn& operator=(const ProcessGpuTurn&) = delete;
+};
 
 }  // namespace grader

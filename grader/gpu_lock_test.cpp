@@ -1,6 +1,8 @@
 #include "gpu_lock.hpp"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -8,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <thread>
 
 namespace fs = std::filesystem;
@@ -180,4 +183,35 @@ TEST_F(GpuLock, NoFileNoTurn) {
   const GpuTurn a{fs::path()};
   const GpuTurn b{fs::path()};  // would block if it locked anything
   SUCCEED();
+}
+
+// The compute-sanitizer tools of one grade run side by side: its threads share
+// the process's turn (no "waiting for another grade" about itself), while
+// another process still waits until the last of them is done.
+TEST_F(GpuLock, ThreadsOfOneGradeShareItsTurnOtherProcessesWait) {
+  set_process_gpu_lock(file);
+  auto other_process_can_lock = [&] {
+    return in_child([&] {
+      const int fd = ::open(file.c_str(), O_RDONLY);
+      return fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) == 0 ? 0 : 1;
+    }) == 0;
+  };
+  {
+    auto first = std::make_unique<ProcessGpuTurn>();
+    std::atomic<bool> second_in{false};
+    std::thread t([&] {
+      const ProcessGpuTurn second;  // would block for ever if it took a lock of its own
+      second_in = true;
+    });
+    t.join();
+    EXPECT_TRUE(second_in);
+    {
+      const ProcessGpuTurn third;
+      EXPECT_FALSE(other_process_can_lock()) << "another grade got the GPU while this one held it";
+      first.reset();
+      EXPECT_FALSE(other_process_can_lock()) << "the turn ended while a thread still held it";
+    }
+  }
+  EXPECT_TRUE(other_process_can_lock()) << "the turn was not given back";
+  set_process_gpu_lock({});
 }

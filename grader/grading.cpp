@@ -13,6 +13,7 @@
 #include "compare.hpp"
 #include "compiler_report.hpp"
 #include "ncu_report.hpp"
+#include "phase_log.hpp"
 #include "plausibility.hpp"
 #include "referee_client.hpp"
 #include "sanitizer_report.hpp"
@@ -608,7 +609,9 @@ CheckResult LabGrader::check_sanitizer(const Check& c) {
     tc.timeout_s = 3 * m_.timeout_s + 30;
     tc.who = "your program under " + tool;
     runs.push_back(std::async(std::launch::async, [tc, tool, dir] {
+      const auto begin = std::chrono::steady_clock::now();
       RunnerOutcome out = call_tool(tc);
+      note_phase(tool, begin, std::chrono::steady_clock::now(), 1);
       return ToolRun{tool, out, parse_sanitizer_log(tool, read_binary(dir / "log.txt"))};
     }));
   }

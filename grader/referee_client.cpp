@@ -124,7 +124,7 @@ RunnerOutcome call_referee(const RefereeCall& call) {
   o.stderr_file = call.work_dir / "referee-stderr.txt";
   {
     // One grade at a time on this GPU, machine-wide; the wait is not the program's time.
-    const GpuTurn turn = take_gpu_turn();
+    const ProcessGpuTurn turn;
     out.child = run_child(o);
   }
   out.stdout_head = read_head(program_out, kShownOutputBytes);

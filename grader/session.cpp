@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "activity.hpp"
 #include "gpu_lock.hpp"
 
 namespace fs = std::filesystem;
@@ -27,14 +28,20 @@ void make_state_dir_private(const fs::path& dir) {
 Session Session::open(const GlobalOptions& global, bool measure_bandwidth) {
   Session s{global, Course::discover(global.root), {}, nullptr, {}};
   make_state_dir_private(s.course.state_dir());
-  s.toolchain = detect_toolchain();
+  {
+    Activity a("finding the CUDA toolkit");
+    s.toolchain = detect_toolchain();
+  }
   if (!global.arch.empty()) check_arch(s.toolchain, global.arch);
   BuildSettings b;
   b.course_root = s.course.root();
   b.cache_dir = s.course.state_dir() / "cache";
   b.verbose = global.verbose;
   s.builder = std::make_unique<Builder>(s.toolchain, b);
-  s.device = probe_device(*s.builder, s.new_run_dir("probe"), measure_bandwidth);
+  {
+    Activity a("looking for the GPU");
+    s.device = probe_device(*s.builder, s.new_run_dir("probe"), measure_bandwidth);
+  }
   if (s.device.present) set_process_gpu_lock(gpu_lock_file(s.device.uuid));
   b.arch = !global.arch.empty() ? global.arch : (s.device.present ? s.device.arch : kDefaultArch);
   s.builder = std::make_unique<Builder>(s.toolchain, b);

@@ -47,7 +47,7 @@ RunnerOutcome call_tool(const ToolCall& call) {
   std::unique_lock<std::mutex> one_at_a_time(g_sandboxed_tools, std::defer_lock);
   if (sandbox.mode == "bwrap") one_at_a_time.lock();
   {
-    const GpuTurn turn = take_gpu_turn();  // machine-wide, as the referee's runs
+    const ProcessGpuTurn turn;  // machine-wide, as the referee's runs
     out.child = run_child(o);
   }
   out.stdout_head = read_head(o.stdout_file, 4000);
