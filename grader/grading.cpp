@@ -88,6 +88,25 @@ class LabGrader {
   CheckResult check_sanitizer(const Check& c);
   void run_correctness();
   const RunnerOutcome& timing_for(const std::string& case_name);
+
+  // The submission's program under compute-sanitizer or ncu. These runs time
+  // nothing: every one the lab asks for starts, side by side, as soon as the
+  // correctness run is done (start_tool_runs), and their checks take the
+  // results when their step comes. Nothing is timed until they have ended
+  // (finish_tool_runs): a timing has the GPU to itself.
+  struct ToolOutput {
+    RunnerOutcome outcome;
+    std::string log;  // the tool's report file
+  };
+  ToolCall sanitizer_call(const Check& c, const std::string& tool);
+  ToolCall ncu_call(const Check& c, const NcuMeasure& measure);
+  std::shared_future<ToolOutput> start_tool_run(const std::string& key, const ToolCall& call,
+                                                const std::string& report_file, const std::string& label);
+  ToolOutput tool_output(const std::string& key, const ToolCall& call, const std::string& report_file,
+                         const std::string& label);
+  void start_tool_runs();
+  void finish_tool_runs();
+  bool sanitizer_runs() const;
   RefereeCall referee_call(const std::string& tag) const;
   std::optional<std::string> gpu_unavailable() const;
 
@@ -103,6 +122,7 @@ class LabGrader {
   RunnerOutcome student_run_;
   std::map<std::string, RunnerOutcome> timing_;
   int tool_runs_ = 0;  // numbers the work folders of ncu and sanitizer runs
+  std::map<std::string, std::shared_future<ToolOutput>> tool_outputs_;  // by what ran: tool, kernel, cases
 };
 
 std::optional<std::string> LabGrader::gpu_unavailable() const {
@@ -228,6 +248,83 @@ void LabGrader::run_correctness() {
   student_run_ = call_referee(rc);
   if (!student_run_.stdout_head.empty() || !student_run_.stderr_head.empty())
     rep_.program_output = student_run_.stdout_head + student_run_.stderr_head;
+  start_tool_runs();
+}
+
+bool LabGrader::sanitizer_runs() const {
+  // A program that hangs would hang under every tool, only more slowly.
+  return !gpu_unavailable() && s_.builder->toolchain().compute_sanitizer &&
+         !(correctness_done_ && student_run_.category == "timeout");
+}
+
+ToolCall LabGrader::sanitizer_call(const Check& c, const std::string& tool) {
+  const fs::path dir = run_dir_ / ("sanitizer-" + std::to_string(++tool_runs_) + "-" + tool);
+  ToolCall tc;
+  tc.tool = sanitizer_arguments(*s_.builder->toolchain().compute_sanitizer, tool, dir / "log.txt");
+  tc.worker = rep_.student_build.worker;
+  tc.cases = c.cases;
+  tc.seed = rep_.seed;
+  tc.work_dir = dir;
+  tc.timeout_s = 3 * m_.timeout_s + 30;
+  tc.who = "your program under " + tool;
+  return tc;
+}
+
+ToolCall LabGrader::ncu_call(const Check& c, const NcuMeasure& measure) {
+  const fs::path dir = run_dir_ / ("ncu-" + std::to_string(++tool_runs_));
+  ToolCall tc;
+  tc.tool = ncu_arguments(*s_.builder->toolchain().ncu, measure, c.kernel, dir / "ncu.csv");
+  tc.worker = rep_.student_build.worker;
+  tc.cases = {c.case_name};
+  tc.seed = rep_.seed;
+  tc.work_dir = dir;
+  tc.timeout_s = 3 * m_.timeout_s + 60;  // ncu replays the launch once per group of counters
+  tc.who = "your program under ncu";
+  return tc;
+}
+
+std::shared_future<LabGrader::ToolOutput> LabGrader::start_tool_run(const std::string& key, const ToolCall& call,
+                                                                     const std::string& report_file,
+                                                                     const std::string& label) {
+  auto it = tool_outputs_.find(key);
+  if (it != tool_outputs_.end()) return it->second;
+  std::shared_future<ToolOutput> f = std::async(std::launch::async, [call, report_file, label] {
+    const auto begin = std::chrono::steady_clock::now();
+    ToolOutput out{call_tool(call), read_binary(call.work_dir / report_file)};
+    note_phase(label, begin, std::chrono::steady_clock::now(), 1);
+    return out;
+  }).share();
+  tool_outputs_.emplace(key, f);
+  return f;
+}
+
+LabGrader::ToolOutput LabGrader::tool_output(const std::string& key, const ToolCall& call,
+                                             const std::string& report_file, const std::string& label) {
+  return start_tool_run(key, call, report_file, label).get();  // an Interrupted rethrows here
+}
+
+std::string sanitizer_key(const Check& c, const std::string& tool) { return "sanitizer " + tool + " " + join(c.cases, ","); }
+std::string ncu_key(const Check& c) { return "ncu " + c.metric + " " + c.kernel + " " + c.case_name; }
+
+void LabGrader::start_tool_runs() {
+  // A program that hung stays for its own steps: started now, each tool would
+  // hang to its time limit even where a failed step means no check needs it.
+  if (gpu_unavailable() || student_run_.category == "timeout") return;
+  const auto& ncu = s_.builder->toolchain().ncu;
+  for (const auto& step : m_.steps)
+    for (const auto& c : step.checks) {
+      if (c.kind == "sanitizer" && sanitizer_runs())
+        for (const auto& tool : c.tools)
+          if (!tool_outputs_.count(sanitizer_key(c, tool)))
+            start_tool_run(sanitizer_key(c, tool), sanitizer_call(c, tool), "log.txt", tool);
+      if (c.kind == "ncu" && ncu && !tool_outputs_.count(ncu_key(c)))
+        if (const NcuMeasure* measure = find_ncu_measure(c.metric))
+          start_tool_run(ncu_key(c), ncu_call(c, *measure), "ncu.csv", "ncu: " + c.metric);
+    }
+}
+
+void LabGrader::finish_tool_runs() {
+  for (auto& [key, f] : tool_outputs_) f.wait();
 }
 
 const json* find_case(const json& result, const std::string& name) {
@@ -353,6 +450,7 @@ CheckResult LabGrader::check_correct(const Check& c) {
 const RunnerOutcome& LabGrader::timing_for(const std::string& case_name) {
   auto it = timing_.find(case_name);
   if (it != timing_.end()) return it->second;
+  finish_tool_runs();  // a timing has the GPU to itself
   Activity activity("timing " + case_name + " (baseline, yours, memcpy)");
   RefereeCall rc = referee_call("time-" + case_name);
   rc.args = {"time", "--case", case_name, "--seed", std::to_string(rep_.seed), "--cap-s", fmt(o_.cap_s, 3)};
@@ -530,17 +628,9 @@ CheckResult LabGrader::check_ncu(const Check& c) {
   const NcuMeasure* measure = find_ncu_measure(c.metric);
   if (!measure) return failed(c, "unknown ncu measure " + c.metric + " (a course problem)");
   Activity activity("ncu: " + c.metric + " of " + c.kernel + " at " + c.case_name);
-  const fs::path dir = run_dir_ / ("ncu-" + std::to_string(++tool_runs_));
-  ToolCall tc;
-  tc.tool = ncu_arguments(*ncu, *measure, c.kernel, dir / "ncu.csv");
-  tc.worker = rep_.student_build.worker;
-  tc.cases = {c.case_name};
-  tc.seed = rep_.seed;
-  tc.work_dir = dir;
-  tc.timeout_s = 3 * m_.timeout_s + 60;  // ncu replays the launch once per group of counters
-  tc.who = "your program under ncu";
-  const RunnerOutcome out = call_tool(tc);
-  const NcuLog log = parse_ncu_log(read_binary(dir / "ncu.csv"));
+  const ToolOutput run = tool_output(ncu_key(c), ncu_call(c, *measure), "ncu.csv", "ncu: " + c.metric);
+  const RunnerOutcome& out = run.outcome;
+  const NcuLog log = parse_ncu_log(run.log);
   if (log.status == NcuLog::not_permitted) return instead_of_ncu(c, "ncu " + log.message);
   if (log.status == NcuLog::no_kernel)
     return failed(c, "your program never launched " + c.kernel + " in case " + c.case_name +
@@ -586,41 +676,29 @@ CheckResult LabGrader::instead_of_ncu(const Check& c, const std::string& why) {
 // independent processes); passing needs zero reports from each.
 CheckResult LabGrader::check_sanitizer(const Check& c) {
   if (auto why = gpu_unavailable()) return skipped(c, *why);
-  const auto& sanitizer = s_.builder->toolchain().compute_sanitizer;
-  if (!sanitizer) return skipped(c, "compute-sanitizer was not found next to nvcc or on PATH");
-  // A program that hangs would hang under every tool, only more slowly.
-  if (correctness_done_ && student_run_.category == "timeout")
-    return skipped(c, "not run: your program did not finish its correctness run");
+  if (!s_.builder->toolchain().compute_sanitizer)
+    return skipped(c, "compute-sanitizer was not found next to nvcc or on PATH");
+  if (!sanitizer_runs()) return skipped(c, "not run: your program did not finish its correctness run");
   Activity activity("compute-sanitizer: " + join(c.tools, ", "));
   struct ToolRun {
     std::string tool;
     RunnerOutcome outcome;
     SanitizerLog log;
   };
-  std::vector<std::future<ToolRun>> runs;
-  for (const auto& tool : c.tools) {
-    const fs::path dir = run_dir_ / ("sanitizer-" + std::to_string(++tool_runs_) + "-" + tool);
-    ToolCall tc;
-    tc.tool = sanitizer_arguments(*sanitizer, tool, dir / "log.txt");
-    tc.worker = rep_.student_build.worker;
-    tc.cases = c.cases;
-    tc.seed = rep_.seed;
-    tc.work_dir = dir;
-    tc.timeout_s = 3 * m_.timeout_s + 30;
-    tc.who = "your program under " + tool;
-    runs.push_back(std::async(std::launch::async, [tc, tool, dir] {
-      const auto begin = std::chrono::steady_clock::now();
-      RunnerOutcome out = call_tool(tc);
-      note_phase(tool, begin, std::chrono::steady_clock::now(), 1);
-      return ToolRun{tool, out, parse_sanitizer_log(tool, read_binary(dir / "log.txt"))};
-    }));
+  // Every tool at once (started with the lab's other tool runs, unless this
+  // check came first): independent processes that time nothing.
+  std::vector<std::pair<std::string, std::shared_future<ToolOutput>>> runs;
+  for (const auto& tool : c.tools)
+    runs.emplace_back(tool, start_tool_run(sanitizer_key(c, tool), sanitizer_call(c, tool), "log.txt", tool));
+  std::vector<ToolRun> done;
+  for (auto& [tool, f] : runs) {
+    const ToolOutput& out = f.get();  // an Interrupted rethrows here; the other runs join as they go
+    done.push_back(ToolRun{tool, out.outcome, parse_sanitizer_log(tool, out.log)});
   }
   CheckResult r;
   r.kind = c.kind;
   r.data = {{"cases", c.cases}, {"tools", json::object()}};
   std::vector<std::string> clean;
-  std::vector<ToolRun> done;
-  for (auto& f : runs) done.push_back(f.get());  // an Interrupted rethrows here; the other futures join as they go
   for (const auto& t : done) {
     json& tj = r.data["tools"][t.tool];
     tj = {{"reports", t.log.errors}, {"outcome", t.outcome.category}};
@@ -704,6 +782,7 @@ GradeReport LabGrader::run() {
     rep_.exit_code = failed_step ? kExitStepFailed : skipped_step ? kExitEnvironment : kExitPass;
     if (!s_.device.present) rep_.notes.push_back("no GPU: only the static checks ran (" + s_.device.reason + ")");
   }
+  finish_tool_runs();  // runs of steps a failed step locked: their folders are removed next
   if (!s_.global.verbose) {
     std::error_code ec;
     fs::remove_all(run_dir_, ec);
