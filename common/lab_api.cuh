@@ -102,6 +102,11 @@ class Problem {
   virtual bool host_steps() const { return false; }
   virtual void prepare(Variant) {}
   virtual void finish(Variant, cudaStream_t) {}
+  // How much slower the baseline may run beside the submission's program than
+  // alone before the timing is not trusted (work the program left running on
+  // the GPU shows up here). A lab whose data moves by page faults needs more:
+  // two processes' managed memory share the driver's fault handling.
+  virtual double interference_limit() const { return 1.10; }
   // An optional library implementation timed alongside (cuBLAS, CUB), so a
   // lab can report "% of cuBLAS" measured in the same run. Empty: none.
   virtual std::string library_name() const { return ""; }

@@ -561,6 +561,10 @@ CheckResult LabGrader::check_timing(const Check& c) {
                       (tj.contains("memcpy_gbps") ? ", memcpy " + fmt(tj.value("memcpy_gbps", 0.0), 0) + " GB/s" : "") +
                       "; A/A " + fmt(aa.value("median", 0.0), 3) + " over " + std::to_string(tj.value("rounds", 0)) +
                       " rounds, " + std::to_string(tj.value("verified_launches", 0)) + " timed launches checked");
+  if (speedup && tj.contains("interference") && tj["interference"].value("speedup_scale", 1.0) < 1.0)
+    r.details.push_back("the baseline ran " + fmt(tj["interference"].value("ratio", 0.0), 2) +
+                        "× slower beside your program than alone: the speedup is scaled by " +
+                        fmt(tj["interference"].value("speedup_scale", 1.0), 3) + " so that no more than 10 % of it counts");
   if (tj.contains("candidate_gflops"))
     r.details.push_back("baseline " + fmt(tj.value("baseline_gflops", 0.0), 0) + " GFLOP/s, yours " +
                         fmt(tj.value("candidate_gflops", 0.0), 0) + " GFLOP/s" +

@@ -239,9 +239,13 @@ TEST_P(GpuLab, BaselineTimedAsTheCandidateRunsAtItsOwnSpeed) {
   const auto out = grader::call_referee(call);
   ASSERT_TRUE(out.ok()) << out.message << "\n" << out.result.dump(1);
   const json& t = out.result["timing"];
-  EXPECT_NEAR(t["speedup"]["median"].get<double>(), 1.0, 0.05) << t.dump(1);
-  EXPECT_NEAR(t["aa"]["median"].get<double>(), 1.0, 0.05) << t.dump(1);
-  EXPECT_LT(t["interference"]["ratio"].get<double>(), 1.10) << t.dump(1);
+  // Half the lab's interference allowance: 5 % for most labs, more where data
+  // moves by page faults and the two processes share the driver's fault handling.
+  const double limit = t["interference"]["limit"].get<double>();
+  const double tolerance = (limit - 1.0) / 2;
+  EXPECT_NEAR(t["speedup"]["median"].get<double>(), 1.0, tolerance) << t.dump(1);
+  EXPECT_NEAR(t["aa"]["median"].get<double>(), 1.0, tolerance) << t.dump(1);
+  EXPECT_LT(t["interference"]["ratio"].get<double>(), limit) << t.dump(1);
   fs::remove_all(call.work_dir);
 }
 

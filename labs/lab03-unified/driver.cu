@@ -189,6 +189,13 @@ class Pipeline : public memlabs::Problem {
   // numbers show the cost of moving the data, not of the host's loops.
   bool host_steps() const override { return true; }
 
+  // Both processes' tables move by page faults, serviced by one driver: on an
+  // H100 an honest program beside the baseline slowed it by up to 11 % and
+  // put the A/A ratio at 0.93, where the other labs stay within 5 %. Past
+  // 10 % the speedup is taken against the baseline alone, so a program that
+  // slows the baseline gains no more here than in any other lab.
+  double interference_limit() const override { return 1.25; }
+
   void prepare(memlabs::Variant v) override {
     if (v == memlabs::Variant::baseline) {
       make_base_table();
