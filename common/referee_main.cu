@@ -114,8 +114,8 @@ class CaseRunner {
     const json sets = json::array({set});
     const std::string variant = a_.variant;
     if (p.host_steps()) expect_reply(worker_, {{"op", "before"}, {"sets", sets}, {"variant", variant}}, a_.timeout_s, "worker", name);
-    expect_reply(worker_, {{"op", "run"}, {"sets", sets}, {"variant", variant}}, a_.timeout_s, "worker", name);
-    if (p.host_steps()) expect_reply(worker_, {{"op", "after"}, {"sets", sets}, {"variant", variant}}, a_.timeout_s, "worker", name);
+    expect_reply(worker_, {{"op", "run"}, {"sets", sets}, {"variant", variant}, {"finish", p.host_steps()}}, a_.timeout_s,
+                 "worker", name);
     std::vector<OutputSnapshot> snaps;
     for (auto* o : p.outputs()) snaps.push_back(o->snapshot());
     return snaps;

@@ -113,9 +113,14 @@ class Server {
     }
     if (op == "run") {
       const Variant v = parse_variant(q);
+      // "finish": the host reads the results the moment run() returns, as the
+      // lab's program would, so a launcher that returns before its GPU work is
+      // done is caught. Timed runs wait first: the time is of the GPU side.
+      const bool finish = q.value("finish", false);
       each(q, [&](Problem& p) {
         p.run(v, stream());
         CUDA_CHECK_LAUNCH();
+        if (finish) p.finish(v, stream());
       });
       wait();
       return json::object();
