@@ -107,11 +107,13 @@ class Session {
     host_steps_ = first.host_steps();
     interference_limit_ = first.interference_limit();
     library_ = !first.library_name().empty();
-    copy_bytes_ = static_cast<std::size_t>(first.bytes_moved() / 2) / 256 * 256;
 
     // Alone on the GPU: how long the trusted slots take, which sizes the batches.
     k_ = k_baseline_ = 1;
     new_inputs(false);
+    // After the first inputs: a lab whose sizes come from its host inputs
+    // (lab03's text lengths) knows the bytes it moves only then.
+    copy_bytes_ = static_cast<std::size_t>(first.bytes_moved() / 2) / 256 * 256;
     std::vector<double> n0, a0, c0, l0;
     for (int i = 0; i < 4; ++i) {
       n0.push_back(slot_nop());
