@@ -80,7 +80,17 @@ int run_hint(const HintOptions& o, const GlobalOptions& g) {
     const std::string cost = "hint " + std::to_string(seen(store) + 1) + "/" + std::to_string(total) + " of " + lab.id +
                              " step " + std::to_string(step->id) + " costs " + format_number(*policy.penalty, 3) +
                              " points in this class";
-    if (!agrees_to_pay(o, "The next " + cost + ". Show it?")) {
+    const bool agreed = agrees_to_pay(o, "The next " + cost + ". Show it?");
+    // The hints already seen are free: shown again when the next is refused.
+    const int already = seen(store);
+    if (!agreed && !g.json && already > 0) {
+      std::cout << Style::bold(lab.id + " step " + std::to_string(step->id)) << "  " << step->title << "\n\n";
+      for (int i = 0; i < already; ++i)
+        std::cout << "  " << Style::dim("hint " + std::to_string(i + 1) + "/" + std::to_string(total) + ": ")
+                  << step->hints[i] << "\n";
+      std::cout << "\n";
+    }
+    if (!agreed) {
       if (g.json || !::isatty(STDIN_FILENO))
         throw CourseError("the next " + cost + ", so it was not shown without your agreement: run grader hint " + lab.id +
                           " --yes to see it");

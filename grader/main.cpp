@@ -158,7 +158,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(static_cast<int>(cargv.size()), const_cast<char**>(cargv.data()));
   } catch (const CLI::ParseError& e) {
-    // --help and --version print as CLI11 does; an error is JSON when --json was asked for.
+    // --help prints as CLI11 does; an error is JSON when --json was asked for.
     if (e.get_exit_code() == 0 || !normalised.json) {
       const int code = app.exit(e);
       return code == 0 ? kExitPass : kExitUsage;

@@ -1,0 +1,191 @@
+// The grader's command line as a newcomer meets it, by the real binary: a
+// mistyped command gets a suggestion, `grader help` lists the commands, a bad
+// argument under --json is a JSON error, a made-up --arch is refused, and a
+// grade says plainly what ran (no GPU: the static checks pass or not; a failed
+// build grades nothing; --timings says where the time went). A class copy with
+// a hint penalty shows no paid hint without the student's agreement.
+//
+// The GPU is hidden from every grade here (CUDA_VISIBLE_DEVICES empty), so the
+// verdicts are the same on a machine with one. Grades need nvcc.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+
+#include "child_process.hpp"
+#include "toolchain.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const fs::path kRoot = COURSE_ROOT;
+const std::string kLab = "lab07-bank-conflicts";
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+struct Result {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+// The environment of this process with the GPU hidden and nvcc findable.
+std::vector<std::string> environment_without_gpu() {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string kv = *e;
+    if (kv.rfind("CUDA_VISIBLE_DEVICES=", 0) != 0) env.push_back(kv);
+  }
+  env.push_back("CUDA_VISIBLE_DEVICES=");
+  return env;
+}
+
+// stdin is /dev/null (run_child's), so never a terminal.
+Result run(std::vector<std::string> args, const fs::path& cwd = kRoot, double timeout_s = 1200) {
+  static int counter = 0;
+  const fs::path dir = fs::temp_directory_path() / ("cli_test-out-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+  fs::create_directories(dir);
+  grader::ChildOptions o;
+  o.argv = {GRADER_BIN};
+  o.argv.insert(o.argv.end(), args.begin(), args.end());
+  o.cwd = cwd;
+  o.timeout_s = timeout_s;
+  o.env = environment_without_gpu();
+  o.stdout_file = dir / "out";
+  o.stderr_file = dir / "err";
+  const auto r = grader::run_child(o);
+  Result g;
+  g.exit_code = r.exited ? r.exit_code : -1;
+  g.out = read(o.stdout_file);
+  g.err = read(o.stderr_file);
+  if (!r.exited) g.err += "\n[" + r.describe() + "]";
+  fs::remove_all(dir);
+  return g;
+}
+
+bool have_nvcc() { return grader::find_nvcc().has_value(); }
+
+#define REQUIRE_NVCC()                                                       \
+  do {                                                                       \
+    if (!have_nvcc()) GTEST_SKIP() << "no nvcc on this machine: no grade can build"; \
+  } while (0)
+
+TEST(Cli, AMistypedCommandGetsASuggestion) {
+  for (const auto& [typed, meant] : {std::pair<std::string, std::string>{"grde", "grade"}, {"lsit", "list"},
+                                     {"doctr", "doctor"}}) {
+    const auto r = run({typed, "lab07"});
+    EXPECT_EQ(r.exit_code, 2) << typed << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find("did you mean `grader " + meant + "`"), std::string::npos) << typed << "\n" << r.err;
+  }
+}
+
+TEST(Cli, AMistypedCommandUnderJsonIsAJsonError) {
+  const auto r = run({"--json", "grde", "lab07"});
+  EXPECT_EQ(r.exit_code, 2);
+  const json j = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  EXPECT_EQ(j["schema"], "cuda-memory-labs/error/1");
+  EXPECT_EQ(j["exit_code"], 2);
+  EXPECT_NE(j["error"].get<std::string>().find("grade"), std::string::npos) << j.dump();
+}
+
+TEST(Cli, HelpListsEveryCommandAndEachCommandsOptions) {
+  const auto all = run({"help"});
+  EXPECT_EQ(all.exit_code, 0) << all.err;
+  for (const char* cmd : {"grade", "list", "hint", "bench", "check", "publish", "batch", "watch", "reset", "doctor"})
+    EXPECT_NE(all.out.find(std::string("  ") + cmd + " "), std::string::npos) << cmd << " missing from:\n" << all.out;
+  const auto grade = run({"help", "grade"});
+  EXPECT_EQ(grade.exit_code, 0) << grade.err;
+  EXPECT_NE(grade.out.find("--timings"), std::string::npos) << grade.out;
+  EXPECT_NE(grade.out.find("--submission"), std::string::npos) << grade.out;
+}
+
+TEST(Cli, ABadArgumentUnderJsonIsAJsonError) {
+  const auto r = run({"--json", "grade", "lab07", "--no-such-option"});
+  EXPECT_EQ(r.exit_code, 2);
+  const json j = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << "not JSON: " << r.out;
+  EXPECT_EQ(j["schema"], "cuda-memory-labs/error/1");
+  EXPECT_NE(j["error"].get<std::string>().find("--no-such-option"), std::string::npos) << j.dump();
+}
+
+TEST(Cli, AnArchitectureNvccCannotBuildIsRefused) {
+  REQUIRE_NVCC();
+  const auto r = run({"--arch", "banana", "grade", "lab07"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--arch banana is not a GPU architecture"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("sm_90"), std::string::npos) << "names the architectures this nvcc builds for:\n" << r.err;
+}
+
+TEST(Cli, WithoutAGpuAPassingStaticGradeSaysSoAndHowTheTimeWent) {
+  REQUIRE_NVCC();
+  const auto r = run({"--no-color", "grade", "lab07", "--submission",
+                      (kRoot / "solutions" / kLab / "kernel.cu").string(), "--timings"});
+  if (!fs::exists(kRoot / "solutions")) GTEST_SKIP() << "a class copy has no solutions";
+  EXPECT_EQ(r.exit_code, 4) << r.out << r.err;  // the GPU steps could not run
+  EXPECT_NE(r.out.find("The static checks pass. The other checks need a GPU"), std::string::npos) << r.out;
+  const auto table = r.out.find("Where the time went:");
+  ASSERT_NE(table, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("building kernel.cu", table), std::string::npos) << r.out.substr(table);
+  EXPECT_NE(r.out.find("in all", table), std::string::npos) << r.out.substr(table);
+}
+
+TEST(Cli, WithoutAGpuAFailingStaticCheckIsNotCalledAPass) {
+  REQUIRE_NVCC();
+  const auto r = run({"--no-color", "grade", "lab07", "--submission", (kRoot / "labs" / kLab / "kernel.cu").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;  // the skeleton's step 1 PTX check fails without a GPU too
+  EXPECT_EQ(r.out.find("The static checks pass"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Current step: 1"), std::string::npos) << r.out;
+}
+
+TEST(Cli, AFailedBuildSaysNothingWasGraded) {
+  REQUIRE_NVCC();
+  const fs::path broken = kRoot / "tests" / "fixtures" / kLab / "compile_error.cu";
+  if (!fs::exists(broken)) GTEST_SKIP() << "no fixtures in a class copy";
+  const auto r = run({"--no-color", "grade", "lab07", "--submission", broken.string()});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("no step is graded until kernel.cu builds"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("The static checks pass"), std::string::npos) << r.out;
+}
+
+// A class copy published with a hint penalty: a paid hint needs the student's yes.
+TEST(Cli, APaidHintIsShownOnlyWithTheStudentsAgreement) {
+  if (!fs::exists(kRoot / "solutions")) GTEST_SKIP() << "a class copy cannot publish";
+  const fs::path copy = fs::temp_directory_path() / ("cli_test-class-" + std::to_string(getpid()));
+  fs::remove_all(copy);
+  const auto pub = run({"publish", "--out", copy.string(), "--hint-penalty", "0.5"});
+  ASSERT_EQ(pub.exit_code, 0) << pub.out << pub.err;
+  EXPECT_NE(read(copy / "README.md").find("costs 0.5 points"), std::string::npos) << "the copy's README states the cost";
+
+  const auto refused = run({"hint", "lab07"}, copy);
+  EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
+  EXPECT_NE(refused.err.find("costs 0.5 points"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("--yes"), std::string::npos) << refused.err;
+  EXPECT_EQ(refused.out.find("hint 1/"), std::string::npos) << "no hint shown:\n" << refused.out;
+
+  const auto agreed = run({"--json", "hint", "lab07", "--yes"}, copy);
+  EXPECT_EQ(agreed.exit_code, 0) << agreed.out << agreed.err;
+  const json j = json::parse(agreed.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << agreed.out;
+  EXPECT_EQ(j["hint_penalty"], 0.5);
+  EXPECT_EQ(j["shown"], 1) << j.dump();
+
+  // The next one costs again, and is refused again without a yes.
+  const auto next = run({"hint", "lab07"}, copy);
+  EXPECT_EQ(next.exit_code, 2) << next.out << next.err;
+  EXPECT_NE(next.err.find("hint 2/"), std::string::npos) << next.err;
+  // What was paid for stays readable: hint 1 is shown again, free; hint 2 is not shown.
+  EXPECT_NE(next.out.find("hint 1/"), std::string::npos) << next.out;
+  EXPECT_EQ(next.out.find("hint 2/"), std::string::npos) << next.out;
+  fs::remove_all(copy);
+}
+
+}  // namespace
