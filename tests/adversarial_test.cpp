@@ -96,7 +96,7 @@ TEST(AdversarialSuite, EveryAttackSaysWhatItTriesAndWhatItMustGet) {
     EXPECT_FALSE(e.messages.empty()) << "no \"// message: <text the failure must show>\" line";
     EXPECT_EQ(grader::expectation_problem(e, grader::load_manifest(kRoot / "labs" / f.lab / "lab.json")), "");
   }
-  EXPECT_GE(count, 20u) << "the suite covers every row of docs/security.md's table";
+  EXPECT_GE(count, 25u) << "the suite covers every row of docs/security.md's table";
 }
 
 class StaticAttack : public ::testing::TestWithParam<Fixture> {};
