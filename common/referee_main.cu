@@ -12,6 +12,7 @@
 #include "compare.hpp"
 #include "device_checks.cuh"
 #include "referee.cuh"
+#include "referee_protocol.hpp"
 #include "serve.cuh"
 #include "timing.cuh"
 
@@ -153,10 +154,10 @@ class CaseRunner {
       const auto cmp = compare_values(DType::f64, expected[k].data(), o.type(), snaps[k].bytes.data(), o.count(),
                                       o.dims(), o.tolerance());
       oj["mismatches"] = cmp.mismatches;
-      oj["max_abs_error"] = cmp.max_abs_error;
-      oj["max_rel_error"] = cmp.max_rel_error;
+      oj["max_abs_error"] = value_json(cmp.max_abs_error);
+      oj["max_rel_error"] = value_json(cmp.max_rel_error);
       oj["first"] = json::array();
-      for (const auto& m : cmp.first) oj["first"].push_back({{"where", m.where}, {"expected", m.expected}, {"got", m.got}});
+      for (const auto& m : cmp.first) oj["first"].push_back({{"where", m.where}, {"expected", value_json(m.expected)}, {"got", value_json(m.got)}});
       all_clean = all_clean && clean(snaps[k]);
       all_match = all_match && cmp.ok();
       c["outputs"].push_back(oj);

@@ -1,6 +1,7 @@
 #include "serve.cuh"
 
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -33,7 +34,7 @@ Variant parse_variant(const json& request) {
 
 class Server {
  public:
-  explicit Server(int fd) : channel_(fd), lab_(define_lab()) {}
+  explicit Server(int fd) : channel_(fd), lab_(define_lab()), sentinel_(1) {}
 
   int loop() {
     for (;;) {
@@ -53,7 +54,10 @@ class Server {
         if (op == "close") return 0;
       } catch (const CudaError& e) {
         send_error(error_json(e, phase_, case_));
-        return 10;  // a CUDA error poisons the context: no further request can succeed
+        // A CUDA error poisons the context: no further request can succeed, and
+        // freeing what it held may itself fail or crash (after a reset).
+        std::fflush(nullptr);
+        std::_Exit(10);
       } catch (const std::exception& e) {
         send_error({{"kind", "exception"}, {"message", e.what()}, {"phase", phase_}, {"case", case_}});
       }
@@ -77,6 +81,20 @@ class Server {
   template <class F>
   void each(const json& q, F&& f) {
     for (const auto& s : q.at("sets")) f(problem(s));
+  }
+
+  // A launcher that calls cudaDeviceReset() destroys this process's context:
+  // its stream and the buffers shared with it are gone, and the runtime may
+  // crash on their stale handles. The loss is reported as the CUDA error it
+  // is, the moment the submission's code returns.
+  void check_context() {
+    cudaPointerAttributes a{};
+    const cudaError_t e = cudaPointerGetAttributes(&a, sentinel_.data());
+    if (e != cudaSuccess || a.type != cudaMemoryTypeDevice) {
+      (void)cudaGetLastError();
+      throw CudaError(cudaErrorContextIsDestroyed, "cudaDeviceReset() or another teardown of the context in the lab's code",
+                      __FILE__, __LINE__);
+    }
   }
 
   // Everything this process queued, on any stream: work a launcher puts on a
@@ -109,6 +127,7 @@ class Server {
     if (op == "before") {
       const Variant v = parse_variant(q);
       each(q, [&](Problem& p) { p.prepare(v); });
+      check_context();
       return json::object();
     }
     if (op == "run") {
@@ -119,15 +138,18 @@ class Server {
       const bool finish = q.value("finish", false);
       each(q, [&](Problem& p) {
         p.run(v, stream());
+        check_context();
         CUDA_CHECK_LAUNCH();
         if (finish) p.finish(v, stream());
       });
+      check_context();
       wait();
       return json::object();
     }
     if (op == "after") {
       const Variant v = parse_variant(q);
       each(q, [&](Problem& p) { p.finish(v, stream()); });
+      check_context();
       wait();
       return json::object();
     }
@@ -171,6 +193,7 @@ class Server {
 
   Channel channel_;
   LabDefinition lab_;
+  DeviceBuffer<unsigned char> sentinel_;  // lives as long as the context: check_context()
   std::map<int, std::unique_ptr<Problem>> problems_;
   cudaStream_t stream_ = nullptr;
   DeviceBuffer<unsigned char> copy_src_, copy_dst_;

@@ -338,7 +338,13 @@ Reply ServerProcess::request(const nlohmann::json& body, double timeout_s, const
     r.ok = true;
   } catch (const ChannelClosed&) {
     r.failure = "gone";
-    reap(false);
+    // The channel closes a moment before the process can be reaped (under
+    // bwrap, bwrap exits only after its child): wait up to 2 s, so a crash
+    // reads as a crash and not as a process the referee stopped.
+    for (int i = 0; i < 400 && !reaped_; ++i) {
+      reap(false);
+      if (!reaped_) nap_us(5000);
+    }
   } catch (const ChannelError& e) {
     r.failure = "protocol";
     r.detail = e.what();

@@ -93,6 +93,26 @@ TEST_F(ServerProcessTest, AProgramThatCrashesSaysBySignal) {
   EXPECT_NE(p.ending().find("SIGSEGV"), std::string::npos);
 }
 
+// Under bwrap the socket closes when the program dies, a moment before bwrap
+// itself exits with 128 + the signal: the crash must still read as a crash.
+TEST_F(ServerProcessTest, AProgramThatCrashesInsideBwrapSaysBySignal) {
+  if (::access("/usr/bin/bwrap", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/bwrap";
+  SpawnOptions o = shell("kill -SEGV $$");
+  o.untrusted = true;
+  o.isolation.mode = "bwrap";
+  o.isolation.bwrap = "/usr/bin/bwrap";
+  for (int i = 0; i < 5; ++i) {
+    ServerProcess p = ServerProcess::spawn(o);
+    const Reply r = p.request({{"op", "nop"}}, 10);
+    if (r.failure == "gone" && !p.running() && !p.crashed() && p.ending().find("code 1") != std::string::npos)
+      GTEST_SKIP() << "bwrap cannot run here: " << p.ending();
+    EXPECT_EQ(r.failure, "gone");
+    p.kill_all();
+    EXPECT_TRUE(p.crashed()) << p.ending();
+    EXPECT_NE(p.ending().find("SIGSEGV"), std::string::npos) << p.ending();
+  }
+}
+
 TEST_F(ServerProcessTest, TheProgramGetsItsSocketAsDescriptor3AndNothingElse) {
   // The shell lists its open descriptors, then closes 3, which ends the request.
   const std::string script = "ls /proc/$$/fd | sort -n | tr '\\n' ' '; exec 3>&-; sleep 1";

@@ -8,6 +8,7 @@
 #include "compare.hpp"
 #include "device_checks.cuh"
 #include "l2_flush.cuh"
+#include "referee_protocol.hpp"
 #include "stats.hpp"
 
 using nlohmann::json;
@@ -317,7 +318,7 @@ class Session {
         if (cmp.mismatches) {
           failure_ = {"mismatch",
                       {{"output", got[j]->name()}, {"mismatches", cmp.mismatches}, {"count", got[j]->count()},
-                       {"where", format_index(cmp.first, got[j]->dims())}, {"expected", cmp.expected}, {"got", cmp.got}}};
+                       {"where", format_index(cmp.first, got[j]->dims())}, {"expected", value_json(cmp.expected)}, {"got", value_json(cmp.got)}}};
           return false;
         }
       }

@@ -406,7 +406,7 @@ CheckResult LabGrader::check_correct(const Check& c) {
                     " elements of `" + g.value("name", "") + "` differ from the expected result";
         for (const auto& mm : g.value("first", json::array()))
           m.details.push_back("at " + mm.value("where", std::string("?")) + ": expected " +
-                              fmt(mm.value("expected", 0.0), 6) + ", got " + fmt(mm.value("got", 0.0), 6));
+                              value_text(mm.value("expected", json())) + ", got " + value_text(mm.value("got", json())));
         m.data = {{"case", name}, {"mismatches", mismatches}, {"count", g.value("count", 0ull)}};
         m.symptom = "mismatch";
         // A result that changes from run to run is a race, not a wrong formula.
@@ -481,8 +481,8 @@ std::pair<std::string, std::string> describe_timed_failure(const json& tf, const
     return {"wrong result at the timing size " + case_name + " (" + when + "): " +
                 std::to_string(d.value("mismatches", 0ull)) + " of " + std::to_string(d.value("count", 0ull)) +
                 " elements of `" + d.value("output", std::string()) + "` differ from the baseline, first at " +
-                d.value("where", std::string("?")) + ": expected " + fmt(d.value("expected", 0.0), 6) + ", got " +
-                fmt(d.value("got", 0.0), 6),
+                d.value("where", std::string("?")) + ": expected " + value_text(d.value("expected", json())) + ", got " +
+                value_text(d.value("got", json())),
             earlier > 0 ? "timed_mismatch" : "mismatch"};
   if (kind == "unwritten")
     return {"at the timing size " + case_name + " (" + when + "), " + std::to_string(d.value("unwritten", 0ull)) +
@@ -796,6 +796,12 @@ GradeReport LabGrader::run() {
 }
 
 }  // namespace
+
+std::string value_text(const json& v) {
+  if (v.is_number()) return fmt(v.get<double>(), 6);
+  if (v.is_string()) return v.get<std::string>();
+  return v.is_null() ? "nan" : v.dump();  // null: a non-finite value written by nlohmann
+}
 
 // When several checks of a step fail, the symptom closest to the cause
 // chooses the hint: a race explains a mismatch, not the other way round.

@@ -71,6 +71,10 @@ std::string symptom_hint(const Manifest& manifest, const Step& step, const std::
 // correctness and has none (grade --sanitize).
 Manifest with_sanitizer_checks(Manifest manifest);
 
+// A value the referee read from a submission's output, for a message: a
+// number, or "nan", "inf", "-inf" (JSON has neither; memlabs::value_json).
+std::string value_text(const nlohmann::json& v);
+
 nlohmann::json report_to_json(const GradeReport& report);
 void print_report(const GradeReport& report, bool verbose);
 

@@ -3,8 +3,12 @@
 #include "grading.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include <gtest/gtest.h>
+
+#include "referee_protocol.hpp"
 
 namespace grader {
 namespace {
@@ -79,6 +83,18 @@ TEST(Sanitize, AddsACheckAfterEachCorrectnessCheckThatHasNone) {
   EXPECT_EQ(s.kind, "sanitizer");
   EXPECT_EQ(s.cases, std::vector<std::string>{"64x64"});
   EXPECT_EQ(s.tools, (std::vector<std::string>{"memcheck", "racecheck", "synccheck", "initcheck"}));
+}
+
+// A kernel that writes NaN or infinity must get a message that says so, not
+// a grader that cannot read its own referee's document (JSON has no NaN).
+TEST(ValueText, NonFiniteValuesTravelAsTextAndAreShownAsSuch) {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const auto& [v, text] : std::vector<std::pair<double, std::string>>{
+           {std::nan(""), "nan"}, {inf, "inf"}, {-inf, "-inf"}, {0.5, "0.500000"}, {-2.0, "-2.000000"}}) {
+    const json doc = json::parse(json({{"got", memlabs::value_json(v)}}).dump());
+    EXPECT_EQ(value_text(doc["got"]), text) << v;
+  }
+  EXPECT_EQ(value_text(json()), "nan");
 }
 
 }  // namespace

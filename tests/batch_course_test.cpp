@@ -134,6 +134,11 @@ std::vector<fs::path> escape_targets() {
   std::vector<fs::path> t = {"/tmp/escaped-by-write_outside", kRoot / ".grader" / "escaped-by-write_outside",
                              kRoot / ".grader" / "runs" / "escaped-by-write_outside"};
   for (fs::path p = kRoot; p.has_relative_path(); p = p.parent_path()) t.push_back(p / "escaped-by-write_outside");
+  // Above its program, wherever in .grader/ the grade built it.
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(kRoot / ".grader", fs::directory_options::skip_permission_denied, ec), end;
+       !ec && it != end; it.increment(ec))
+    if (it->path().filename() == "escaped-by-write_outside") t.push_back(it->path());
   return t;
 }
 
@@ -310,10 +315,8 @@ TEST_F(Batch, GpuGradesAMixedClass) {
     if (e.is_regular_file()) EXPECT_EQ(read(e.path()).find(solution_line), std::string::npos) << e.path();
   EXPECT_EQ(csv["links_over_what_is_read_back"][1], "1");
   // A hostile submission transposes correctly only when its attack failed.
-  if (sandboxed) {
-    EXPECT_EQ(csv["read_solutions"][1], "1") << "read the solution from inside the sandbox";
-    EXPECT_EQ(csv["write_outside"][1], "1") << "wrote outside its folder from inside the sandbox";
-  }
+  if (sandboxed) EXPECT_EQ(csv["read_solutions"][1], "1") << "read the solution from inside the sandbox";
+  EXPECT_EQ(csv["write_outside"][1], "1");  // its writes, wherever they went, do not change its transpose
   if (::getuid() != 0) EXPECT_EQ(csv["fork_bomb"][1], "1") << "RLIMIT_NPROC did not stop the fork bomb";
   std::vector<fs::path> escaped;
   for (const auto& t : escape_targets())

@@ -1,6 +1,6 @@
 // fault: the tail loop reads src from its start (src[i]) instead of past the float4 groups: right whenever n % 4 == 0 or n < 4
 // expect: step 2 fails: correct (edge_mismatch)
-// message: case 7: 3 of 7 elements of `dst` differ from the reference
+// message: case 7: 3 of 7 elements of `dst` differ from the expected result
 // message: right at 4096
 // lab00: know your GPU. This is the file you edit.
 #include "lab.cuh"

@@ -1,6 +1,7 @@
 // fault: create_table prints the table's size and calls exit(0), left over from checking the layout: the program ends before any case reports a result
 // expect: step 1 fails: api (no_result)
-// message: your program exited (exited with code 0) without reporting a result
+// message: your program ended (exited with code 0)
+// message: before it finished: does the code call exit()
 // lab03: unified (managed) memory. This is the file you edit.
 #include <algorithm>
 #include <cstdio>
