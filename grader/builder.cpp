@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <functional>
@@ -269,6 +270,15 @@ bool Builder::common_objects(std::vector<fs::path>& objects, std::string& log, b
 }
 
 fs::path Builder::probe() {
+  // Built with the grader from this course's common/ (probe_program.cpp): no nvcc wait.
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  const fs::path root = fs::weakly_canonical(settings_.course_root, ec);
+  if (!exe.empty() && !root.empty()) {
+    const fs::path prebuilt = exe.parent_path() / "grader-probe";
+    const auto [r, e] = std::mismatch(root.begin(), root.end(), exe.begin(), exe.end());
+    if (r == root.end() && ::access(prebuilt.c_str(), X_OK) == 0) return prebuilt;
+  }
   const fs::path common = settings_.course_root / "common";
   ContentHash h;
   h.add(toolchain_.version).add_tree(common, kSourceExtensions);
