@@ -109,6 +109,7 @@ struct PtxFunction {
   std::string mangled;
   bool is_entry = false;
   std::vector<std::string> instructions;
+  std::vector<PtxStatement> statements;  // the same, with their operands
   std::set<std::string> symbols;
 };
 
@@ -151,6 +152,7 @@ void parse_body(const std::string& body, PtxFunction& fn) {
     }
     const auto ws = stmt.find_first_of(" \t\n");
     fn.instructions.push_back(stmt.substr(0, ws));
+    fn.statements.push_back({stmt.substr(0, ws), ws == std::string::npos ? "" : trim(stmt.substr(ws))});
     if (ws != std::string::npos) collect_symbols(stmt.substr(ws), fn.symbols);
   }
 }
@@ -171,6 +173,7 @@ std::string function_name(const std::string& header, std::size_t keyword_end) {
 struct ModuleVariable {
   std::string ptx_name;
   enum Space { kGlobal, kConst, kExternShared } space;
+  bool is_array = false;  // "name[N]": an array, not a scalar such as a counter or a pointer
 };
 
 // A module-scope declaration, e.g. ".global .align 4 .b8 dev_arr[4096]".
@@ -184,12 +187,13 @@ void parse_declaration(const std::string& header, std::vector<ModuleVariable>& v
   const std::string name = words.back().substr(0, words.back().find('['));
   // Compiler-made tables (printf's "$str", libdevice's "__cudart_...") are not the student's.
   if (starts_with(name, "$") || starts_with(name, "__")) return;
+  const bool is_array = words.back().find('[') != std::string::npos;
   if (has(".global"))
-    vars.push_back({name, ModuleVariable::kGlobal});
+    vars.push_back({name, ModuleVariable::kGlobal, is_array});
   else if (has(".const"))
-    vars.push_back({name, ModuleVariable::kConst});
+    vars.push_back({name, ModuleVariable::kConst, is_array});
   else if (has(".shared") && has(".extern"))
-    vars.push_back({name, ModuleVariable::kExternShared});
+    vars.push_back({name, ModuleVariable::kExternShared, is_array});
 }
 
 bool is_memory_qualifier(const std::string& part) {
@@ -236,9 +240,33 @@ bool is_barrier_sync(const std::string& op) {
   return i < parts.size() && parts[i] == "sync";
 }
 
+bool is_state_space(const std::string& part) {
+  static const std::set<std::string> kSpaces = {"global", "shared", "local", "const", "param", "tex"};
+  return kSpaces.count(part.substr(0, part.find("::"))) > 0;
+}
+
+// "ld.f32", "ld.v4.u32", "st.b64": a load or store through a generic pointer,
+// whose state space the hardware resolves at run time.
+bool is_generic_access(const std::string& op, const char* verb) {
+  const auto parts = split_dots(op);
+  return parts.size() > 1 && parts[0] == verb && !is_state_space(parts[1]);
+}
+
+// Any instruction that names shared memory: ld/st/atom/red.shared, the address
+// conversions cvta(.to).shared, copies into shared memory (cp.async ... .shared),
+// ldmatrix, mbarrier and the rest.
+bool names_shared_memory(const std::string& op) {
+  for (const auto& part : split_dots(op))
+    if (part.rfind("shared", 0) == 0) return true;
+  return false;
+}
+
 bool matches(const std::string& opcode, const std::string& cls) {
   if (cls == "bar.sync") return is_barrier_sync(opcode);
   const std::string op = normalize_opcode(opcode);
+  if (cls == "ld.generic") return is_generic_access(op, "ld");
+  if (cls == "st.generic") return is_generic_access(op, "st");
+  if (cls == "shared") return names_shared_memory(op);
   if (!extends(op, cls)) return false;
   return !(cls == "ld.global" && extends(op, "ld.global.nc"));
 }
@@ -301,6 +329,139 @@ std::map<std::string, KernelResources> parse_ptxas_report(const std::string& tex
   return out;
 }
 
+// Splits operands at the commas between them, not those inside {...} or [...].
+std::vector<std::string> split_operands(const std::string& operands) {
+  std::vector<std::string> out;
+  std::string cur;
+  int depth = 0;
+  for (char c : operands) {
+    if (c == '{' || c == '[') ++depth;
+    if (c == '}' || c == ']') --depth;
+    if (c == ',' && depth == 0) {
+      out.push_back(trim(cur));
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!trim(cur).empty()) out.push_back(trim(cur));
+  return out;
+}
+
+// Registers (%rd4) and symbols (g_a) an operand names.
+void names_in(const std::string& operand, std::set<std::string>& registers, std::set<std::string>& symbols) {
+  for (std::size_t i = 0; i < operand.size();) {
+    if (operand[i] == '%') {
+      std::size_t j = i + 1;
+      while (j < operand.size() && (is_ident_char(operand[j]) || operand[j] == '.')) ++j;
+      registers.insert(operand.substr(i, j - i));
+      i = j;
+    } else if (is_ident_char(operand[i]) && !std::isdigit(static_cast<unsigned char>(operand[i]))) {
+      std::size_t j = i;
+      while (j < operand.size() && is_ident_char(operand[j])) ++j;
+      symbols.insert(operand.substr(i, j - i));
+      i = j;
+    } else {
+      ++i;
+    }
+  }
+}
+
+bool is_memory_access(const std::string& opcode) {
+  for (const char* verb : {"ld.", "st.", "atom.", "red.", "ldu."})
+    if (starts_with(opcode, verb)) return true;
+  return false;
+}
+
+// Data moved by a load or a store; an atomic on a counter moves none.
+bool moves_data(const std::string& opcode) {
+  return starts_with(opcode, "ld.") || starts_with(opcode, "st.") || starts_with(opcode, "ldu.");
+}
+
+// Which of `globals` the function loads from or stores to: an address register
+// is traced back, through any arithmetic (mov, cvta, add, mad ...), to the
+// variable's own address. A loaded value carries nothing on, so a pointer kept
+// in a __device__ variable does not make the memory it points to a __device__
+// array. Control flow is ignored, and a few passes carry addresses around loops.
+std::set<std::string> accessed_variables(const PtxFunction& fn, const std::set<std::string>& globals) {
+  std::map<std::string, std::set<std::string>> points_into;  // register -> variables
+  std::set<std::string> accessed;
+  const auto variables_of = [&](const std::string& operand) {
+    std::set<std::string> registers, symbols, out;
+    names_in(operand, registers, symbols);
+    for (const auto& s : symbols)
+      if (globals.count(s)) out.insert(s);
+    for (const auto& r : registers)
+      if (auto it = points_into.find(r); it != points_into.end()) out.insert(it->second.begin(), it->second.end());
+    return out;
+  };
+  for (int pass = 0; pass < 4; ++pass) {
+    for (const auto& st : fn.statements) {
+      const auto ops = split_operands(st.operands);
+      if (ops.empty()) continue;
+      if (is_memory_access(st.opcode)) {
+        if (moves_data(st.opcode))
+          for (const auto& op : ops)
+            if (!op.empty() && op[0] == '[')
+              for (const auto& v : variables_of(op)) accessed.insert(v);
+        continue;
+      }
+      if (ops[0].empty() || ops[0][0] != '%') continue;
+      std::set<std::string> from;
+      for (std::size_t i = 1; i < ops.size(); ++i)
+        for (const auto& v : variables_of(ops[i])) from.insert(v);
+      if (!from.empty()) points_into[ops[0]].insert(from.begin(), from.end());
+    }
+  }
+  return accessed;
+}
+
+// Loads and stores through a pointer the function was handed (a 64-bit
+// parameter) or read from memory (a 64-bit load), traced through any
+// arithmetic like accessed_variables: memory that is not a module-scope
+// array's own, whatever it is. Shared, local and parameter accesses are the
+// kernel's own workspace and do not count.
+int pointer_accesses(const PtxFunction& fn) {
+  std::set<std::string> pointers;
+  const auto from_pointer = [&](const std::string& operand) {
+    std::set<std::string> registers, symbols;
+    names_in(operand, registers, symbols);
+    return std::any_of(registers.begin(), registers.end(), [&](const std::string& r) { return pointers.count(r) > 0; });
+  };
+  const auto is_wide = [](const std::string& opcode) {
+    return opcode.find(".u64") != std::string::npos || opcode.find(".b64") != std::string::npos ||
+           opcode.find(".s64") != std::string::npos;
+  };
+  int count = 0;
+  for (int pass = 0; pass < 4; ++pass) {
+    count = 0;
+    for (const auto& st : fn.statements) {
+      const auto ops = split_operands(st.operands);
+      if (ops.empty()) continue;
+      if (is_memory_access(st.opcode)) {
+        const auto parts = split_dots(normalize_opcode(st.opcode));
+        const std::string space = parts.size() > 1 ? parts[1].substr(0, parts[1].find("::")) : "";
+        const bool own_workspace = space == "shared" || space == "local" || space == "param" || space == "const";
+        if (moves_data(st.opcode) && !own_workspace)
+          for (const auto& op : ops)
+            if (!op.empty() && op[0] == '[' && from_pointer(op)) ++count;
+        // A 64-bit value loaded (a parameter, or from memory) may be a pointer.
+        if (starts_with(st.opcode, "ld") && is_wide(st.opcode) && !ops[0].empty() && ops[0][0] == '%' &&
+            space != "shared" && space != "local")
+          pointers.insert(ops[0]);
+        continue;
+      }
+      if (ops[0].empty() || ops[0][0] != '%') continue;
+      for (std::size_t i = 1; i < ops.size(); ++i)
+        if (from_pointer(ops[i])) {
+          pointers.insert(ops[0]);
+          break;
+        }
+    }
+  }
+  return count;
+}
+
 PtxModule parse_ptx(const std::string& text) {
   const std::string src = strip_comments(text);
   std::vector<PtxFunction> functions;
@@ -358,6 +519,9 @@ PtxModule parse_ptx(const std::string& text) {
   }
   std::map<std::string, const PtxFunction*> function_by_name;
   for (const auto& fn : functions) function_by_name.emplace(fn.mangled, &fn);
+  std::set<std::string> global_arrays;  // a scalar counter or a kept pointer is not a __device__ array
+  for (const auto& v : variables)
+    if (v.space == ModuleVariable::kGlobal && v.is_array) global_arrays.insert(v.ptx_name);
 
   for (const auto& fn : functions) {
     if (!fn.is_entry) continue;
@@ -370,6 +534,9 @@ PtxModule parse_ptx(const std::string& text) {
     for (std::size_t r = 0; r < reached.size(); ++r) {
       const PtxFunction& f = *reached[r];
       k.instructions.insert(k.instructions.end(), f.instructions.begin(), f.instructions.end());
+      for (const auto& v : accessed_variables(f, global_arrays))
+        append_unique(k.accessed_global_variables, demangle_kernel_name(v));
+      k.pointer_accesses += pointer_accesses(f);
       for (const auto& sym : f.symbols) {
         if (auto v = variable_by_ptx_name.find(sym); v != variable_by_ptx_name.end()) {
           append_unique(k.variables, demangle_kernel_name(sym));
@@ -387,6 +554,8 @@ PtxModule parse_ptx(const std::string& text) {
       into.instructions.insert(into.instructions.end(), k.instructions.begin(),
                                k.instructions.end());
       for (const auto& v : k.variables) append_unique(into.variables, v);
+      for (const auto& v : k.accessed_global_variables) append_unique(into.accessed_global_variables, v);
+      into.pointer_accesses += k.pointer_accesses;
       into.uses_extern_shared = into.uses_extern_shared || k.uses_extern_shared;
     }
   }
@@ -397,7 +566,7 @@ const std::vector<std::string>& known_instruction_classes() {
   static const std::vector<std::string> kClasses = {
       "ld.shared", "st.shared", "bar.sync", "ld.global.nc", "ld.const",
       "ld.local",  "st.local",  "tex",      "ld.global",    "st.global",
-      "atom",      "red",       "shfl",     "extern_shared"};
+      "atom",      "red",       "shfl",     "extern_shared", "ld.generic", "st.generic", "shared", "pointer_access"};
   return kClasses;
 }
 
@@ -407,6 +576,11 @@ bool has_instruction(const PtxKernel& kernel, const std::string& instruction_cla
 
 int count_instruction(const PtxKernel& kernel, const std::string& instruction_class) {
   if (instruction_class == "extern_shared") return kernel.uses_extern_shared ? 1 : 0;
+  if (instruction_class == "pointer_access") return kernel.pointer_accesses;
+  if (instruction_class == "shared" && kernel.uses_extern_shared &&
+      std::none_of(kernel.instructions.begin(), kernel.instructions.end(),
+                   [](const std::string& op) { return matches(op, "shared"); }))
+    return 1;
   return static_cast<int>(
       std::count_if(kernel.instructions.begin(), kernel.instructions.end(),
                     [&](const std::string& op) { return matches(op, instruction_class); }));

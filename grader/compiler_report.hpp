@@ -23,6 +23,11 @@ struct KernelResources {
 // one, each number the largest of them, so a limit holds for all of them.
 std::map<std::string, KernelResources> parse_ptxas_report(const std::string& text);
 
+// One instruction as written: "ld.global.f32" and "%f1, [%rd4+8]".
+struct PtxStatement {
+  std::string opcode, operands;
+};
+
 struct PtxKernel {
   std::string mangled, name;
   // Opcodes with their modifiers, e.g. "ld.shared.f32", "bar.sync",
@@ -32,6 +37,15 @@ struct PtxKernel {
   std::vector<std::string> instructions;
   // Module-scope variables it (or a function it calls) names, as in PtxModule.
   std::vector<std::string> variables;
+  // Module-scope .global arrays (__device__ arrays) it loads from or stores
+  // to through an address made from the array's own: what it really reads or
+  // writes there, not a name it only mentions, a counter it bumps with an
+  // atomic, or a pointer kept in a __device__ variable.
+  std::vector<std::string> accessed_global_variables;
+  // Loads and stores (not shared, local, constant or parameter) whose address
+  // comes from a pointer the kernel was handed or read from memory: with
+  // accessed_global_variables, whether its data lives in __device__ arrays only.
+  int pointer_accesses = 0;
   bool uses_extern_shared = false;
 };
 
@@ -46,7 +60,12 @@ PtxModule parse_ptx(const std::string& text);
 
 // Instruction classes a manifest may name: "ld.shared", "st.shared", "bar.sync",
 // "ld.global.nc", "ld.const", "ld.local", "st.local", "tex", "ld.global",
-// "st.global", "atom", "red", "shfl", and the pseudo-class "extern_shared".
+// "st.global", "atom", "red", "shfl", "ld.generic" and "st.generic" (through a
+// generic pointer: the space is decided at run time, so a must-not list that
+// forbids a space forbids these too), "shared" (any instruction that names
+// shared memory, or an extern shared array), "pointer_access" (a load or store
+// through a pointer the kernel was handed or read from memory), and the
+// pseudo-class "extern_shared".
 const std::vector<std::string>& known_instruction_classes();
 
 // A class matches an opcode equal to it or extending it by '.' or '::'

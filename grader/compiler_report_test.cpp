@@ -441,6 +441,69 @@ TEST(Ptx, ClassMatching) {
   EXPECT_TRUE(contains(known_instruction_classes(), "ld.global.nc"));
 }
 
+TEST(Ptx, GenericAccessesAndSharedMemoryAreClassesOfTheirOwn) {
+  PtxKernel k;
+  k.instructions = {"ld.f32", "ld.v4.u32", "ld.param.u64", "ld.global.f32", "st.volatile.b64", "cvta.to.shared.u64",
+                    "atom.shared.add.u32"};
+  EXPECT_EQ(count_instruction(k, "ld.generic"), 2);  // not the param or global load
+  EXPECT_EQ(count_instruction(k, "st.generic"), 1);
+  EXPECT_EQ(count_instruction(k, "shared"), 2);     // the conversion to a shared address, the shared atomic
+  EXPECT_EQ(count_instruction(k, "ld.shared"), 0);
+  PtxKernel plain;
+  plain.instructions = {"ld.global.f32", "st.global.f32"};
+  EXPECT_FALSE(has_instruction(plain, "shared"));
+  plain.uses_extern_shared = true;  // an extern array it names counts as using shared memory
+  EXPECT_TRUE(has_instruction(plain, "shared"));
+}
+
+// Which __device__ arrays a kernel really reads or writes: through an address
+// made from the array's own, not a pointer that was only loaded from one.
+TEST(Ptx, GlobalVariableAccessFollowsTheAddress) {
+  const PtxModule m = parse_ptx(R"(
+.version 8.8
+.target sm_90
+.address_size 64
+.global .align 4 .b8 static_a[16777216];
+.global .align 4 .u32 counter;
+.global .align 8 .u64 heap_pointer;
+.global .align 4 .b8 named_only[64];
+.visible .entry real(.param .u32 real_param_0)
+{
+	.reg .b32 %r<4>;
+	.reg .b64 %rd<8>;
+	.reg .f32 %f<3>;
+	ld.param.u32 %r1, [real_param_0];
+	mul.wide.s32 %rd1, %r1, 4;
+	mov.u64 %rd2, static_a;
+	add.s64 %rd3, %rd2, %rd1;
+	ld.global.f32 %f1, [%rd3];
+	ret;
+}
+.visible .entry fake(.param .u64 fake_param_0)
+{
+	.reg .b32 %r<4>;
+	.reg .b64 %rd<8>;
+	.reg .f32 %f<3>;
+	atom.global.add.u32 %r1, [counter], 1;
+	ld.global.u64 %rd1, [heap_pointer];
+	cvta.to.global.u64 %rd2, %rd1;
+	ld.global.f32 %f1, [%rd2];
+	mov.u64 %rd3, named_only;
+	st.global.f32 [%rd2+4], %f1;
+	ret;
+}
+)");
+  EXPECT_EQ(m.kernels.at("real").accessed_global_variables, std::vector<std::string>{"static_a"});
+  // The counter is bumped by an atomic and the pointer is read from its
+  // variable: neither is a __device__ array, and the data goes where the
+  // pointer points.
+  EXPECT_TRUE(m.kernels.at("fake").accessed_global_variables.empty());
+  // Its data moves through the pointer it read: one load, one store.
+  EXPECT_EQ(count_instruction(m.kernels.at("fake"), "pointer_access"), 2);
+  EXPECT_EQ(count_instruction(m.kernels.at("real"), "pointer_access"), 0);
+  EXPECT_TRUE(contains(m.kernels.at("fake").variables, "named_only"));
+}
+
 TEST(Demangle, PlainNames) {
   EXPECT_EQ(demangle_kernel_name("_Z16transpose_kernelPfPKfi"), "transpose_kernel");
   EXPECT_EQ(demangle_kernel_name("_ZN2ns5scaleILi3EEEvPf"), "ns::scale");
