@@ -105,7 +105,7 @@ const std::vector<std::string>& known_symptoms() {
       // correctness: an input changed, wrong only at sizes off a multiple of 32, two runs differ
       "modified_input", "edge_mismatch", "nondeterministic",
       // ncu
-      "bank_conflicts", "uncoalesced",
+      "bank_conflicts", "uncoalesced", "memory_space", "not_the_named_kernel",
       // compute-sanitizer
       "race", "out_of_bounds", "uninitialized", "divergent_barrier", "leak", "api_error", "sanitizer"};
   return s;

@@ -99,7 +99,7 @@ class LabGrader {
     std::string log;  // the tool's report file
   };
   ToolCall sanitizer_call(const Check& c, const std::string& tool);
-  ToolCall ncu_call(const Check& c, const NcuMeasure& measure);
+  ToolCall ncu_call(const Check& c);
   std::shared_future<ToolOutput> start_tool_run(const std::string& key, const ToolCall& call,
                                                 const std::string& report_file, const std::string& label);
   ToolOutput tool_output(const std::string& key, const ToolCall& call, const std::string& report_file,
@@ -161,7 +161,10 @@ CheckResult LabGrader::check_ptx(const Check& c) {
   }
   const auto present = [&](const std::string& cls) {
     if (cls == "extern_shared") return k->second.uses_extern_shared;
-    if (cls == "global_variable") return !ptx_.global_variables.empty();
+    // Named in the module is not enough: the kernel must read or write the
+    // array through its own address (a __device__ counter it bumps, or a
+    // pointer kept in a __device__ variable, is not a __device__ array).
+    if (cls == "global_variable") return !k->second.accessed_global_variables.empty();
     if (cls == "const_variable") return !ptx_.const_variables.empty();
     return has_instruction(k->second, cls);
   };
@@ -190,6 +193,11 @@ CheckResult LabGrader::check_ptx(const Check& c) {
     r.details.push_back("the kernel does not read shared memory yet");
   if (std::find(missing.begin(), missing.end(), "bar.sync") != missing.end())
     r.details.push_back("no __syncthreads(): threads would read shared memory that other threads have not written yet");
+  if (std::find(missing.begin(), missing.end(), "global_variable") != missing.end())
+    r.details.push_back(ptx_.global_variables.empty()
+                            ? "the module declares no __device__ array"
+                            : c.kernel + " never reads or writes a __device__ array through its own address (declared: " +
+                                  join(ptx_.global_variables, ", ") + ")");
   return r;
 }
 
@@ -270,10 +278,19 @@ ToolCall LabGrader::sanitizer_call(const Check& c, const std::string& tool) {
   return tc;
 }
 
-ToolCall LabGrader::ncu_call(const Check& c, const NcuMeasure& measure) {
+// One profiling run per kernel and case serves every ncu check on them
+// (lab07's shared-load evidence and its bank conflicts): the union of their metrics.
+ToolCall LabGrader::ncu_call(const Check& c) {
   const fs::path dir = run_dir_ / ("ncu-" + std::to_string(++tool_runs_));
+  std::vector<std::string> metrics;
+  for (const auto& step : m_.steps)
+    for (const auto& other : step.checks)
+      if (other.kind == "ncu" && other.kernel == c.kernel && other.case_name == c.case_name)
+        if (const NcuMeasure* m = find_ncu_measure(other.metric))
+          for (const auto& name : m->metrics)
+            if (std::find(metrics.begin(), metrics.end(), name) == metrics.end()) metrics.push_back(name);
   ToolCall tc;
-  tc.tool = ncu_arguments(*s_.builder->toolchain().ncu, measure, c.kernel, dir / "ncu.csv");
+  tc.tool = ncu_arguments(*s_.builder->toolchain().ncu, metrics, c.kernel, dir / "ncu.csv");
   tc.worker = rep_.student_build.worker;
   tc.cases = {c.case_name};
   tc.seed = rep_.seed;
@@ -304,7 +321,7 @@ LabGrader::ToolOutput LabGrader::tool_output(const std::string& key, const ToolC
 }
 
 std::string sanitizer_key(const Check& c, const std::string& tool) { return "sanitizer " + tool + " " + join(c.cases, ","); }
-std::string ncu_key(const Check& c) { return "ncu " + c.metric + " " + c.kernel + " " + c.case_name; }
+std::string ncu_key(const Check& c) { return "ncu " + c.kernel + " " + c.case_name; }
 
 void LabGrader::start_tool_runs() {
   // A program that hung stays for its own steps: started now, each tool would
@@ -317,9 +334,8 @@ void LabGrader::start_tool_runs() {
         for (const auto& tool : c.tools)
           if (!tool_outputs_.count(sanitizer_key(c, tool)))
             start_tool_run(sanitizer_key(c, tool), sanitizer_call(c, tool), "log.txt", tool);
-      if (c.kind == "ncu" && ncu && !tool_outputs_.count(ncu_key(c)))
-        if (const NcuMeasure* measure = find_ncu_measure(c.metric))
-          start_tool_run(ncu_key(c), ncu_call(c, *measure), "ncu.csv", "ncu: " + c.metric);
+      if (c.kind == "ncu" && ncu && !tool_outputs_.count(ncu_key(c)) && find_ncu_measure(c.metric))
+        start_tool_run(ncu_key(c), ncu_call(c), "ncu.csv", "ncu: " + c.kernel);
     }
 }
 
@@ -624,7 +640,9 @@ CheckResult LabGrader::check_api(const Check& c) {
   return r;
 }
 
-// Hardware counters of one launch of the student's kernel (ncu_report.hpp).
+// Hardware counters of every launch of the student's kernel in the profiled
+// case (ncu_report.hpp): each must meet the rule, so a harmless launch first
+// cannot speak for the ones that do the work.
 CheckResult LabGrader::check_ncu(const Check& c) {
   if (auto why = gpu_unavailable()) return skipped(c, *why);
   const auto& ncu = s_.builder->toolchain().ncu;
@@ -632,7 +650,7 @@ CheckResult LabGrader::check_ncu(const Check& c) {
   const NcuMeasure* measure = find_ncu_measure(c.metric);
   if (!measure) return failed(c, "unknown ncu measure " + c.metric + " (a course problem)");
   Activity activity("ncu: " + c.metric + " of " + c.kernel + " at " + c.case_name);
-  const ToolOutput run = tool_output(ncu_key(c), ncu_call(c, *measure), "ncu.csv", "ncu: " + c.metric);
+  const ToolOutput run = tool_output(ncu_key(c), ncu_call(c), "ncu.csv", "ncu: " + c.kernel);
   const RunnerOutcome& out = run.outcome;
   const NcuLog log = parse_ncu_log(run.log);
   if (log.status == NcuLog::not_permitted) return instead_of_ncu(c, "ncu " + log.message);
@@ -644,19 +662,38 @@ CheckResult LabGrader::check_ncu(const Check& c) {
       return failed(c, out.message, out.category);
     return instead_of_ncu(c, "ncu failed: " + (log.message.empty() ? out.message : log.message));
   }
-  const auto value = evaluate(*measure, log.metrics);
-  if (!value) return instead_of_ncu(c, "ncu did not report every counter " + c.metric + " needs");
+  const bool at_least = measure->rule == NcuMeasure::at_least;
+  const double bound = at_least ? c.ncu_min : c.max;
+  const NcuJudgement j = judge_launches(*measure, log.launches, bound, c.elements);
+  if (j.status == NcuJudgement::too_many_launches)
+    return failed(c, c.kernel + " was launched more than " + std::to_string(kMaxProfiledLaunches) +
+                         " times in case " + c.case_name + "; one case needs a launch or a few",
+                  measure->symptom);
+  if (j.status == NcuJudgement::not_measured)
+    return instead_of_ncu(c, "ncu did not report every counter " + c.metric + " needs");
+  json counters = json::array();
+  for (const auto& l : log.launches) counters.push_back(l.metrics);
   CheckResult r;
   r.kind = c.kind;
-  r.details = value->details;
-  r.data = {{"kernel", c.kernel}, {"case", c.case_name}, {"metric", c.metric}, {"value", value->value},
-            {"max", c.max}, {"counters", log.metrics}};
-  const bool ok = value->value <= c.max + 1e-9;
-  r.summary = c.kernel + " at " + c.case_name + ": " + value->summary;
-  if (!ok) {
+  r.details = j.worst.details;
+  r.data = {{"kernel", c.kernel}, {"case", c.case_name}, {"metric", c.metric}, {"value", j.worst.value},
+            {"values", j.values}, {"launches", log.launches.size()}, {"counters", counters}};
+  r.data[at_least ? "min" : "max"] = bound;
+  r.summary = c.kernel + " at " + c.case_name + ": " + j.worst.summary;
+  if (j.judged > 1)
+    r.summary += " (the " + std::string(at_least ? "lowest" : "highest") + " of " + std::to_string(j.judged) +
+                 " launches: launch " + std::to_string(j.worst_launch + 1) + ")";
+  else if (log.launches.size() > 1)
+    r.details.push_back("over all " + std::to_string(log.launches.size()) + " launches of " + c.kernel +
+                        " in the case together");
+  if (j.status == NcuJudgement::fails) {
     r.status = "fail";
     r.symptom = measure->symptom;
-    r.summary += ", needs " + (c.max == 0 ? std::string("0") : "at most " + fmt(c.max, 1));
+    r.summary += ", needs " + (at_least ? "at least " + readable_amount(bound)
+                                        : bound == 0 ? std::string("0") : "at most " + readable_amount(bound));
+    if (j.judged > 1)
+      r.details.push_back(std::to_string(j.failing) + " of " + std::to_string(j.judged) +
+                          " launches miss it; every launch of " + c.kernel + " in the case must meet it");
   }
   return r;
 }
@@ -809,7 +846,7 @@ const std::vector<std::string>& symptom_priority() {
   static const std::vector<std::string> p = {
       "race",        "out_of_bounds",  "uninitialized", "divergent_barrier", "nondeterministic", "modified_input",
       "leak",        "api_error",      "canary",        "unwritten",         "timed_mismatch",   "edge_mismatch",
-      "bank_conflicts", "uncoalesced", "local_memory",  "implausibly_fast",  "interference"};
+      "not_the_named_kernel", "memory_space", "bank_conflicts", "uncoalesced", "local_memory",  "implausibly_fast",  "interference"};
   return p;
 }
 

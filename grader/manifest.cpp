@@ -35,7 +35,7 @@ std::vector<std::string> keys_of_kind(const std::string& kind) {
   if (kind == "fraction_of_peak") return {"kind", "case", "min"};
   if (kind == "api") return {"kind", "case", "facts"};
   if (kind == "fraction_of_library") return {"kind", "case", "min"};
-  if (kind == "ncu") return {"kind", "kernel", "case", "metric", "max", "fallback"};
+  if (kind == "ncu") return {"kind", "kernel", "case", "metric", "max", "min", "elements", "fallback"};
   if (kind == "sanitizer") return {"kind", "cases", "tools"};
   return {};
 }
@@ -261,10 +261,23 @@ void read_ncu(const Reader& r, const json& v, const std::string& path, Check& c)
                                    (guess.empty() ? "" : " (did you mean " + quote(guess) + "?)") +
                                    "; known: " + join(names, ", "));
   }
-  const json& max = r.required(v, path, "max", "a number >= 0");
-  r.expect(max.is_number() && std::isfinite(max.get<double>()) && max.get<double>() >= 0, at(path, "max"),
-           "a number >= 0", max);
-  c.max = max.get<double>();
+  const NcuMeasure* measure = find_ncu_measure(c.metric);
+  // A cost has a ceiling ("max"); evidence that something ran has a floor ("min").
+  const char* bound = measure && measure->rule == NcuMeasure::at_least ? "min" : "max";
+  const json& limit = r.required(v, path, bound, "a number >= 0");
+  r.expect(limit.is_number() && std::isfinite(limit.get<double>()) && limit.get<double>() >= 0, at(path, bound),
+           "a number >= 0", limit);
+  (std::string(bound) == "min" ? c.ncu_min : c.max) = limit.is_number() ? limit.get<double>() : 0;
+  const char* other = std::string(bound) == "min" ? "max" : "min";
+  if (Reader::optional(v, other))
+    r.fail(at(path, other), "measure " + quote(c.metric) + " takes \"" + bound + "\", not \"" + other + "\"");
+  if (measure && measure->per_element) {
+    const json& n = r.required(v, path, "elements", "the case's number of output elements");
+    r.expect(n.is_number() && n.get<double>() >= 1, at(path, "elements"), "a number >= 1", n);
+    c.elements = n.is_number() ? n.get<double>() : 0;
+  } else if (Reader::optional(v, "elements")) {
+    r.fail(at(path, "elements"), "measure " + quote(c.metric) + " is not counted per element");
+  }
   if (auto* f = Reader::optional(v, "fallback")) {
     Check fb = read_check(r, *f, at(path, "fallback"));
     if (fb.kind == "ncu") r.fail(at(path, "fallback.kind"), "a fallback stands in for ncu, so it cannot be an ncu check");

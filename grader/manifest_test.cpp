@@ -106,6 +106,22 @@ TEST(Manifest, ParsesEveryField) {
   EXPECT_DOUBLE_EQ(peak.min, 0.75);
 }
 
+TEST(Manifest, NcuEvidenceAndPerElementMeasures) {
+  json j = full_manifest();
+  j["steps"][1]["checks"].push_back(json::parse(R"({ "kind": "ncu", "kernel": "transpose_kernel", "case": "1024x1024",
+      "metric": "shared_loads_per_block", "min": 1 })"));
+  j["steps"][1]["checks"].push_back(json::parse(R"({ "kind": "ncu", "kernel": "transpose_kernel", "case": "1024x1024",
+      "metric": "stored_bytes_per_element", "elements": 1048576, "min": 3.9 })"));
+  const Manifest m = parse_manifest(j, kSource);
+  const auto& checks = m.steps[1].checks;
+  const Check& shared = checks[checks.size() - 2];
+  EXPECT_EQ(shared.ncu_min, 1);
+  EXPECT_EQ(shared.elements, 0);
+  const Check& stored = checks.back();
+  EXPECT_DOUBLE_EQ(stored.ncu_min, 3.9);
+  EXPECT_EQ(stored.elements, 1048576);
+}
+
 TEST(Manifest, NcuAndSanitizerChecks) {
   json j = full_manifest();
   j["symptom_hints"] = {{"race", "Add a barrier."}};
@@ -187,6 +203,24 @@ const std::vector<BadCase> kBadCases = {
     {"NcuWithoutMax",
      [](json& m) { check(m, 0, 0) = {{"kind", "ncu"}, {"kernel", "k"}, {"case", "c"}, {"metric", "local_memory_bytes"}}; },
      {"steps[0].checks[0].max: required key is missing"}},
+    {"NcuEvidenceTakesMin",
+     [](json& m) { check(m, 0, 0) = {{"kind", "ncu"}, {"kernel", "k"}, {"case", "c"}, {"metric", "shared_loads_per_block"}, {"max", 1}}; },
+     {"steps[0].checks[0].min: required key is missing"}},
+    {"NcuCostRefusesMin",
+     [](json& m) {
+       check(m, 0, 0) = {{"kind", "ncu"}, {"kernel", "k"}, {"case", "c"}, {"metric", "local_memory_bytes"}, {"max", 0}, {"min", 1}};
+     },
+     {"steps[0].checks[0].min: measure \"local_memory_bytes\" takes \"max\", not \"min\""}},
+    {"NcuPerElementNeedsElements",
+     [](json& m) {
+       check(m, 0, 0) = {{"kind", "ncu"}, {"kernel", "k"}, {"case", "c"}, {"metric", "stored_bytes_per_element"}, {"min", 3.9}};
+     },
+     {"steps[0].checks[0].elements: required key is missing"}},
+    {"NcuElementsOnlyPerElement",
+     [](json& m) {
+       check(m, 0, 0) = {{"kind", "ncu"}, {"kernel", "k"}, {"case", "c"}, {"metric", "local_memory_bytes"}, {"max", 0}, {"elements", 5}};
+     },
+     {"steps[0].checks[0].elements: measure \"local_memory_bytes\" is not counted per element"}},
     {"NcuFallbackIsNcu",
      [](json& m) {
        const json n = {{"kind", "ncu"}, {"kernel", "k"}, {"case", "c"}, {"metric", "local_memory_bytes"}, {"max", 0}};

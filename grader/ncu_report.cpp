@@ -1,6 +1,7 @@
 #include "ncu_report.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <sstream>
 
@@ -56,7 +57,30 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 double ratio(double a, double b) { return b > 0 ? a / b : 0; }
 
+// "(32, 8, 1)" -> 256.
+double product_of(const std::string& dims) {
+  double p = 1;
+  bool any = false;
+  std::string digits;
+  for (char ch : dims + ",") {
+    if (std::isdigit(static_cast<unsigned char>(ch))) {
+      digits += ch;
+    } else if (!digits.empty()) {
+      p *= std::stod(digits);
+      digits.clear();
+      any = true;
+    }
+  }
+  return any ? p : 0;
+}
+
 }  // namespace
+
+std::string readable_amount(double v) {
+  if (v == 0 || std::abs(v) >= 0.1) return fixed(v, 1);
+  // Two significant digits: 1 conflict in 32,768 requests reads 0.000031, not 0.0.
+  return fixed(v, std::min(12, static_cast<int>(std::ceil(-std::log10(std::abs(v)))) + 1));
+}
 
 const std::vector<NcuMeasure>& ncu_measures() {
   static const std::vector<NcuMeasure> m = {
@@ -75,6 +99,44 @@ const std::vector<NcuMeasure>& ncu_measures() {
        "bytes of local-memory traffic",
        {"l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum"},
        "local_memory"},
+      // Stores alone: a warp writing 32 consecutive floats needs 4 sectors, 32
+      // consecutive float4s 16 (as coalesced as 16-byte stores get), one row
+      // per lane 32. Loads mix in broadcasts (one sector for the whole warp)
+      // that hide a strided pattern in an average.
+      {"global_store_sectors_per_request",
+       "32-byte sectors per global-memory store request",
+       {"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"},
+       "uncoalesced"},
+      // The named kernel did the work: the bytes its stores covered, per output
+      // element, over all its launches in the case. A kernel that writes every
+      // output element once covers at least the output's size; one launched
+      // for show while another kernel or a copy fills the output covers little.
+      {"stored_bytes_per_element",
+       "bytes stored to global memory per output element",
+       {"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"},
+       "not_the_named_kernel",
+       NcuMeasure::at_least,
+       true},
+      // Evidence that shared memory is used when the kernel runs, not only in
+      // a branch that never executes: a tile in shared memory is read back by
+      // every block that fills it.
+      {"shared_loads_per_block",
+       "shared-memory loads executed per block",
+       {"sm__sass_inst_executed_op_shared_ld.sum"},
+       "memory_space",
+       NcuMeasure::at_least},
+      // Evidence by exclusion: every load instruction executed from global,
+      // local or shared memory or through the texture unit, per output element
+      // (counted per warp, times 32). A kernel that reads its coefficients
+      // from __constant__ memory executes about one (its input); one that
+      // reads 64 coefficients from global memory executes 65.
+      {"non_constant_loads_per_element",
+       "loads from global, local, shared or texture memory per output element",
+       {"sm__sass_inst_executed_op_global_ld.sum", "sm__sass_inst_executed_op_local_ld.sum",
+        "sm__sass_inst_executed_op_shared_ld.sum", "sm__sass_inst_executed_op_texture.sum"},
+       "memory_space",
+       NcuMeasure::at_most,
+       true},
   };
   return m;
 }
@@ -85,13 +147,13 @@ const NcuMeasure* find_ncu_measure(const std::string& name) {
   return nullptr;
 }
 
-std::vector<std::string> ncu_arguments(const std::filesystem::path& ncu, const NcuMeasure& measure,
+std::vector<std::string> ncu_arguments(const std::filesystem::path& ncu, const std::vector<std::string>& wanted,
                                        const std::string& kernel, const std::filesystem::path& log_file) {
   std::string metrics;
-  for (const auto& m : measure.metrics) metrics += (metrics.empty() ? "" : ",") + m;
-  return {ncu.string(),   "--clock-control", "none",  "--kernel-name", kernel, "--launch-count", "1",
-          "--csv",        "--page",          "raw",   "--metrics",     metrics, "--log-file",
-          log_file.string()};
+  for (const auto& m : wanted) metrics += (metrics.empty() ? "" : ",") + m;
+  return {ncu.string(), "--clock-control", "none", "--kernel-name", kernel, "--launch-count",
+          std::to_string(kMaxProfiledLaunches + 1), "--csv", "--page", "raw", "--metrics", metrics,
+          "--log-file", log_file.string()};
 }
 
 NcuLog parse_ncu_log(const std::string& log) {
@@ -123,31 +185,76 @@ NcuLog parse_ncu_log(const std::string& log) {
     out.message = "ncu saw no launch of the kernel";
     return out;
   }
-  // Row 0 names the columns, row 1 gives units, row 2 is the first launch.
+  // Row 0 names the columns, row 1 gives units, each row after it is a launch.
   if (rows.size() < 3) {
     if (out.message.empty()) out.message = "ncu wrote no measurements";
     out.status = NcuLog::failed;
     return out;
   }
   const auto& names = rows[0];
-  const auto& values = rows[2];
-  for (std::size_t i = 0; i < names.size() && i < values.size(); ++i) {
-    if (names[i] == "Kernel Name") out.kernel = values[i];
-    if (names[i].find("__") == std::string::npos) continue;  // ncu's own columns, not metrics
-    if (auto v = number(values[i])) out.metrics[names[i]] = *v;
+  for (std::size_t r = 2; r < rows.size(); ++r) {
+    const auto& values = rows[r];
+    NcuLaunch launch;
+    for (std::size_t i = 0; i < names.size() && i < values.size(); ++i) {
+      if (names[i] == "Kernel Name") launch.kernel = values[i];
+      if (names[i] == "Grid Size") launch.blocks = product_of(values[i]);
+      if (names[i].find("__") == std::string::npos) continue;  // ncu's own columns, not metrics
+      if (auto v = number(values[i])) launch.metrics[names[i]] = *v;
+    }
+    out.launches.push_back(std::move(launch));
   }
   out.status = NcuLog::ok;
   out.message.clear();
   return out;
 }
 
-std::optional<NcuValue> evaluate(const NcuMeasure& measure, const std::map<std::string, double>& metrics) {
+std::vector<NcuLaunch> judged_launches(const NcuMeasure& measure, const std::vector<NcuLaunch>& launches) {
+  if (!measure.per_element || launches.size() < 2) return launches;
+  NcuLaunch all = launches.front();
+  for (std::size_t i = 1; i < launches.size(); ++i) {
+    all.blocks += launches[i].blocks;
+    for (const auto& [name, value] : launches[i].metrics) all.metrics[name] += value;
+  }
+  return {all};
+}
+
+NcuJudgement judge_launches(const NcuMeasure& measure, const std::vector<NcuLaunch>& launches, double bound,
+                            double elements) {
+  NcuJudgement out;
+  if (launches.size() > static_cast<std::size_t>(kMaxProfiledLaunches)) {
+    out.status = NcuJudgement::too_many_launches;
+    return out;
+  }
+  const bool at_least = measure.rule == NcuMeasure::at_least;
+  const auto meets = [&](double v) { return at_least ? v >= bound - 1e-9 : v <= bound + 1e-9; };
+  const auto judged = judged_launches(measure, launches);
+  std::optional<NcuValue> worst;
+  for (std::size_t i = 0; i < judged.size(); ++i) {
+    const auto value = evaluate(measure, judged[i], elements);
+    if (!value) return NcuJudgement{};  // a counter missing: not measured
+    out.values.push_back(value->value);
+    if (!meets(value->value)) ++out.failing;
+    if (!worst || (at_least ? value->value < worst->value : value->value > worst->value)) {
+      worst = value;
+      out.worst_launch = i;
+    }
+  }
+  if (!worst) return NcuJudgement{};
+  out.worst = *worst;
+  out.judged = judged.size();
+  out.status = out.failing > 0 ? NcuJudgement::fails : NcuJudgement::ok;
+  return out;
+}
+
+std::optional<NcuValue> evaluate(const NcuMeasure& measure, const NcuLaunch& launch, double elements) {
+  const auto& metrics = launch.metrics;
   std::vector<double> v;
   for (const auto& name : measure.metrics) {
     const auto it = metrics.find(name);
     if (it == metrics.end()) return std::nullopt;
     v.push_back(it->second);
   }
+  if (measure.per_element && !(elements > 0)) return std::nullopt;
   NcuValue out;
   if (measure.name == "shared_bank_conflicts_per_request") {
     // The worse of loads and stores: a 32-way conflict on one of them is what
@@ -155,10 +262,11 @@ std::optional<NcuValue> evaluate(const NcuMeasure& measure, const std::map<std::
     const double ld = v[0], st = v[1], ld_req = v[2], st_req = v[3];
     const bool loads_worse = ratio(ld, ld_req) >= ratio(st, st_req);
     out.value = std::max(ratio(ld, ld_req), ratio(st, st_req));
-    out.summary = fixed(out.value, 1) + " " + measure.unit + (out.value > 0 ? loads_worse ? " (loads)" : " (stores)" : "");
-    out.details.push_back("loads: " + fixed(ratio(ld, ld_req), 1) + " conflicts per request (" + count(ld) +
-                          " over " + count(ld_req) + " requests); stores: " + fixed(ratio(st, st_req), 1) + " (" +
-                          count(st) + " over " + count(st_req) + ")");
+    out.summary = readable_amount(out.value) + " " + measure.unit +
+                  (out.value > 0 ? loads_worse ? " (loads)" : " (stores)" : "");
+    out.details.push_back("loads: " + readable_amount(ratio(ld, ld_req)) + " conflicts per request (" + count(ld) +
+                          " over " + count(ld_req) + " requests); stores: " + readable_amount(ratio(st, st_req)) +
+                          " (" + count(st) + " over " + count(st_req) + ")");
     if (ld_req + st_req == 0) out.details.push_back("the kernel executed no shared-memory loads or stores");
   } else if (measure.name == "global_sectors_per_request") {
     const double ld = v[0], st = v[1], ld_req = v[2], st_req = v[3];
@@ -167,10 +275,32 @@ std::optional<NcuValue> evaluate(const NcuMeasure& measure, const std::map<std::
     out.details.push_back("loads: " + fixed(ratio(ld, ld_req), 1) + " sectors per request (" + count(ld) + " over " +
                           count(ld_req) + "); stores: " + fixed(ratio(st, st_req), 1) + " (" + count(st) + " over " +
                           count(st_req) + "); a warp reading 32 consecutive floats needs 4");
-  } else {
+  } else if (measure.name == "global_store_sectors_per_request") {
+    out.value = ratio(v[0], v[1]);
+    out.summary = readable_amount(out.value) + " " + measure.unit;
+    out.details.push_back(count(v[0]) + " sectors over " + count(v[1]) +
+                          " store requests; a warp storing 32 consecutive floats needs 4, 32 consecutive float4s 16");
+  } else if (measure.name == "stored_bytes_per_element") {
+    out.value = v[0] * 32 / elements;
+    out.summary = readable_amount(out.value) + " " + measure.unit;
+    out.details.push_back(count(v[0]) + " 32-byte sectors stored over " + count(elements) + " output elements");
+  } else if (measure.name == "local_memory_bytes") {
     out.value = v[0] + v[1];
     out.summary = count(out.value) + " " + measure.unit;
     out.details.push_back(count(v[0]) + " bytes loaded from and " + count(v[1]) + " bytes stored to local memory");
+  } else if (measure.name == "shared_loads_per_block") {
+    out.value = ratio(v[0], launch.blocks);
+    out.summary = readable_amount(out.value) + " " + measure.unit;
+    out.details.push_back(count(v[0]) + " shared-memory load instructions (per warp) over " + count(launch.blocks) +
+                          " blocks");
+    if (v[0] == 0) out.details.push_back("the kernel's shared-memory loads never ran");
+  } else {  // non_constant_loads_per_element
+    const double loads = v[0] + v[1] + v[2] + v[3];
+    out.value = loads * 32 / elements;
+    out.summary = readable_amount(out.value) + " " + measure.unit;
+    out.details.push_back("load instructions (per warp): global " + count(v[0]) + ", local " + count(v[1]) +
+                          ", shared " + count(v[2]) + ", texture " + count(v[3]) + ", over " + count(elements) +
+                          " output elements");
   }
   return out;
 }

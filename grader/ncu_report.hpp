@@ -1,8 +1,8 @@
 // Hardware counters from Nsight Compute (ncu): which counters a check asks
-// for, how ncu is run on one kernel launch, and what its CSV log says. The
-// manifest names a measure ("shared_bank_conflicts_per_request"); this file
-// knows the ncu metrics behind it and how to turn them into one number and a
-// sentence a student can act on.
+// for, how ncu is run on every launch of one kernel, and what its CSV log says.
+// The manifest names a measure ("shared_bank_conflicts_per_request"); this file
+// knows the ncu metrics behind it and how to turn them into one number per
+// launch and a sentence a student can act on.
 #pragma once
 
 #include <filesystem>
@@ -18,29 +18,53 @@ struct NcuMeasure {
   std::string unit;     // how the value reads: "bank conflicts per shared-memory request"
   std::vector<std::string> metrics;  // the raw ncu metrics it needs
   std::string symptom;  // what a failing check reports (docs/json-output.md)
+  // at_most: a cost that must stay low (lab.json "max"); at_least: evidence
+  // that the kernel really did something at run time (lab.json "min").
+  enum Rule { at_most, at_least } rule = at_most;
+  // Divided by the check's "elements" (the case's output size) and taken over
+  // all the kernel's launches in the case together: work per element, however
+  // the launcher splits it.
+  bool per_element = false;
 };
+
+// More launches of the named kernel than this in one profiled case fail the
+// check: every launch is profiled, so none can stand in for another, and a
+// case needs only a few.
+constexpr int kMaxProfiledLaunches = 32;
 
 const std::vector<NcuMeasure>& ncu_measures();
 const NcuMeasure* find_ncu_measure(const std::string& name);
 
-// The arguments that go before the program's own: one launch of `kernel`,
+// The arguments that go before the program's own: every launch of `kernel`
+// (up to one more than kMaxProfiledLaunches, so that too many can be told),
 // unmodified clocks (the grader never changes the GPU's settings), the
-// measure's metrics only, a CSV log in `log_file`.
-std::vector<std::string> ncu_arguments(const std::filesystem::path& ncu, const NcuMeasure& measure,
+// given metrics only (those of every measure asked of this kernel and case:
+// one profiling run serves them all), a CSV log in `log_file`.
+std::vector<std::string> ncu_arguments(const std::filesystem::path& ncu, const std::vector<std::string>& metrics,
                                        const std::string& kernel, const std::filesystem::path& log_file);
 
-struct NcuLog {
-  // ok: one launch was profiled. not_permitted: the driver refuses access to
-  // the counters (ERR_NVGPUCTRPERM). no_kernel: the program never launched the
-  // kernel. failed: anything else ncu reports as an error.
-  enum Status { ok, not_permitted, no_kernel, failed } status = failed;
-  std::string message;                    // when not ok: one line, from ncu's own words
-  std::string kernel;                     // the profiled launch's name, with its parameters
+// One profiled launch.
+struct NcuLaunch {
+  std::string kernel;                     // its name, with its parameters
+  double blocks = 0;                      // the grid's size in blocks ("Grid Size")
   std::map<std::string, double> metrics;  // metric name -> value (units as ncu prints them)
-  std::vector<std::string> launched;      // no_kernel: the kernels ncu did see
+};
+
+struct NcuLog {
+  // ok: at least one launch was profiled. not_permitted: the driver refuses
+  // access to the counters (ERR_NVGPUCTRPERM). no_kernel: the program never
+  // launched the kernel. failed: anything else ncu reports as an error.
+  enum Status { ok, not_permitted, no_kernel, failed } status = failed;
+  std::string message;                // when not ok: one line, from ncu's own words
+  std::vector<NcuLaunch> launches;    // ok: in launch order
+  std::vector<std::string> launched;  // no_kernel: the kernels ncu did see
 };
 
 NcuLog parse_ncu_log(const std::string& log);
+
+// The launches a measure judges: each on its own, or for a per-element
+// measure all of them summed into one.
+std::vector<NcuLaunch> judged_launches(const NcuMeasure& measure, const std::vector<NcuLaunch>& launches);
 
 struct NcuValue {
   double value = 0;
@@ -48,7 +72,23 @@ struct NcuValue {
   std::vector<std::string> details;  // the counters it came from
 };
 
-// Empty when a metric the measure needs is missing from the log.
-std::optional<NcuValue> evaluate(const NcuMeasure& measure, const std::map<std::string, double>& metrics);
+// Empty when a metric the measure needs is missing from the log, or a
+// per-element measure has no element count.
+std::optional<NcuValue> evaluate(const NcuMeasure& measure, const NcuLaunch& launch, double elements = 0);
+
+// Every judged launch against the check's bound (at most `bound` for a cost,
+// at least `bound` for evidence): passing needs every one to meet it.
+struct NcuJudgement {
+  enum Status { ok, fails, too_many_launches, not_measured } status = not_measured;
+  NcuValue worst;                 // the launch furthest from passing (or nearest to failing)
+  std::size_t worst_launch = 0;   // its index among the judged launches
+  std::size_t judged = 0, failing = 0;
+  std::vector<double> values;     // one per judged launch
+};
+NcuJudgement judge_launches(const NcuMeasure& measure, const std::vector<NcuLaunch>& launches, double bound,
+                            double elements);
+
+// "31.0", "0.0", and for small values enough digits to be seen: "0.000031".
+std::string readable_amount(double value);
 
 }  // namespace grader
