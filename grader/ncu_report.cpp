@@ -125,15 +125,16 @@ const std::vector<NcuMeasure>& ncu_measures() {
        {"sm__sass_inst_executed_op_shared_ld.sum"},
        "memory_space",
        NcuMeasure::at_least},
-      // Evidence by exclusion: every load instruction executed from global,
-      // local or shared memory or through the texture unit, per output element
-      // (counted per warp, times 32). A kernel that reads its coefficients
-      // from __constant__ memory executes about one (its input); one that
-      // reads 64 coefficients from global memory executes 65.
+      // Evidence by exclusion: every load executed from global (plain or
+      // read-only, through any pointer), local or shared memory, per output
+      // element (counted per warp, times 32). A kernel that reads its
+      // coefficients from __constant__ memory executes about one (its input);
+      // one that reads 64 coefficients from global memory executes 65. The
+      // texture path is the step's static check's to forbid.
       {"non_constant_loads_per_element",
-       "loads from global, local, shared or texture memory per output element",
-       {"sm__sass_inst_executed_op_global_ld.sum", "sm__sass_inst_executed_op_local_ld.sum",
-        "sm__sass_inst_executed_op_shared_ld.sum", "sm__sass_inst_executed_op_texture.sum"},
+       "loads from global, local or shared memory per output element",
+       {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "sm__sass_inst_executed_op_local_ld.sum",
+        "sm__sass_inst_executed_op_shared_ld.sum"},
        "memory_space",
        NcuMeasure::at_most,
        true},
@@ -295,12 +296,11 @@ std::optional<NcuValue> evaluate(const NcuMeasure& measure, const NcuLaunch& lau
                           " blocks");
     if (v[0] == 0) out.details.push_back("the kernel's shared-memory loads never ran");
   } else {  // non_constant_loads_per_element
-    const double loads = v[0] + v[1] + v[2] + v[3];
+    const double loads = v[0] + v[1] + v[2];
     out.value = loads * 32 / elements;
     out.summary = readable_amount(out.value) + " " + measure.unit;
     out.details.push_back("load instructions (per warp): global " + count(v[0]) + ", local " + count(v[1]) +
-                          ", shared " + count(v[2]) + ", texture " + count(v[3]) + ", over " + count(elements) +
-                          " output elements");
+                          ", shared " + count(v[2]) + ", over " + count(elements) + " output elements");
   }
   return out;
 }

@@ -146,10 +146,9 @@ TEST(NcuReport, NonConstantLoadsAreCountedPerElementOverEveryLaunch) {
   EXPECT_TRUE(m->per_element);
   NcuLaunch half;
   half.blocks = 10;
-  half.metrics = {{"sm__sass_inst_executed_op_global_ld.sum", 500},
+  half.metrics = {{"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", 500},
                   {"sm__sass_inst_executed_op_local_ld.sum", 0},
-                  {"sm__sass_inst_executed_op_shared_ld.sum", 0},
-                  {"sm__sass_inst_executed_op_texture.sum", 0}};
+                  {"sm__sass_inst_executed_op_shared_ld.sum", 0}};
   // Two launches of 16,000 elements' loads each: one load per element over 32,000.
   const auto judged = judged_launches(*m, {half, half});
   ASSERT_EQ(judged.size(), 1u);
@@ -157,7 +156,7 @@ TEST(NcuReport, NonConstantLoadsAreCountedPerElementOverEveryLaunch) {
   ASSERT_TRUE(v.has_value());
   EXPECT_NEAR(v->value, 1.0, 1e-9);
   // 64 coefficients from global memory as well: 65 per element.
-  half.metrics["sm__sass_inst_executed_op_global_ld.sum"] = 65 * 500;
+  half.metrics["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"] = 65 * 500;
   EXPECT_NEAR(evaluate(*m, half, 16000)->value, 65.0, 1e-9);
   EXPECT_FALSE(evaluate(*m, half, 0).has_value());  // no element count, no value
 }
