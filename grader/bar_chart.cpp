@@ -1,4 +1,5 @@
 #include "bar_chart.hpp"
+#include "text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -26,13 +27,6 @@ std::vector<std::string> bar_cells(double fraction, int width, bool unicode, con
   return cells;
 }
 
-std::string fixed(double v, int precision) {
-  std::ostringstream os;
-  os.setf(std::ios::fixed);
-  os.precision(precision);
-  os << v;
-  return os.str();
-}
 
 // Whole units are precise enough for thousands of GB/s; a slow kernel's 4.2 GB/s keeps a decimal.
 std::string value_text(double v, const std::string& unit) {

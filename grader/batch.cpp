@@ -1,4 +1,5 @@
 #include "batch.hpp"
+#include "text.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -31,11 +32,6 @@ namespace grader {
 namespace {
 
 constexpr const char* kRowSchema = "cuda-memory-labs/batch-result/1";
-
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 // Strict UTF-8: no overlong forms, no surrogates, nothing past U+10FFFF.
 bool is_utf8_text(const std::string& s) {
@@ -83,7 +79,7 @@ std::vector<std::string> scrubbed_environment(const fs::path& home, const BatchS
   return env;
 }
 
-std::string first_line(std::string s) {
+std::string without_trailing_blanks(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   return s;
 }
@@ -154,7 +150,7 @@ std::string check_submission_file(const fs::path& file) {
     return "too large: " + std::to_string(size) + " bytes (a submission may have at most 1 MiB)";
   std::ifstream in(file, std::ios::binary);
   if (!in) return "cannot read " + file.filename().string();
-  const std::string text = read_all(file);
+  const std::string text = read_file(file).value_or("");
   if (text.find('\0') != std::string::npos) return "binary: " + file.filename().string() + " holds NUL bytes, not source code";
   if (!is_utf8_text(text)) return "binary: " + file.filename().string() + " is not UTF-8 text";
   return "";
@@ -172,7 +168,7 @@ int hints_used(const fs::path& folder, const std::string& lab_id) {
   std::error_code ec;
   if (!fs::is_regular_file(fs::symlink_status(file, ec)) || fs::file_size(file, ec) > kMaxSubmissionBytes) return 0;
   try {
-    const json j = json::parse(read_all(file));
+    const json j = json::parse(read_file(file).value_or(""));
     const json& hints = j.at("labs").at(lab_id).at("hints_shown");
     int total = 0;
     for (const auto& [step, count] : hints.items())
@@ -354,7 +350,7 @@ BatchRow grade_submission(const Submission& s, const BatchSettings& settings) {
     row.reason = out.value("error", std::string("the grader reported an error"));
   } else {
     row.status = "error";
-    const std::string err = first_line(read_head(o.stderr_file, 600));
+    const std::string err = without_trailing_blanks(read_head(o.stderr_file, 600));
     row.reason = "the grader did not finish (" + (r.timed_out ? "timed out after " + std::to_string(static_cast<int>(settings.timeout_s)) + " s" : r.describe()) +
                  ")" + (err.empty() ? "" : ": " + err);
   }
@@ -387,7 +383,7 @@ std::vector<BatchRow> run_batch(const std::vector<Submission>& subs, const Batch
       const std::string hash = submission_hash(s.source);
       if (fs::exists(file)) {
         try {
-          const json j = json::parse(read_all(file));
+          const json j = json::parse(read_file(file).value_or(""));
           BatchRow old = row_from_json(j);
           // Errors and rows not graded are retried: they say nothing of what the code deserves.
           if (j.value("lab", "") == settings.lab_id && old.hash == hash && old.id == s.id && old.status != "error" &&

@@ -1,4 +1,5 @@
 #include "builder.hpp"
+#include "text.hpp"
 
 #include <unistd.h>
 
@@ -34,11 +35,6 @@ const std::vector<std::string> kCommonUnits = {"referee_main.cu", "referee_suppo
 const std::vector<std::string> kRefereeUnits = {"referee_main", "referee_support", "timing", "device_checks", "serve",
                                                 "shared_memory", "channel", "isolation", "server_process"};
 const std::vector<std::string> kWorkerUnits = {"worker_main", "serve", "shared_memory", "channel"};
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 std::string stem_of(const std::string& unit) { return fs::path(unit).stem().string(); }
 
@@ -112,8 +108,8 @@ bool run_tool(std::vector<std::string> argv, const fs::path& work, std::string& 
   const ChildResult r = run_child(o);
   if (r.interrupted) throw Interrupted();
   if (stdout_text) *stdout_text = r.stdout_text;
-  else log += read_file(o.stdout_file);
-  log += read_file(o.stderr_file);
+  else log += read_file(o.stdout_file).value_or("");
+  log += read_file(o.stderr_file).value_or("");
   std::error_code ec;
   fs::remove(work / "tool.stdout", ec);
   fs::remove(o.stderr_file, ec);
@@ -398,7 +394,7 @@ std::vector<RunnerBuild> Builder::build(const std::vector<RunnerSource>& sources
         std::error_code ec;
         for (fs::directory_iterator it(work, ec), end; !ec && it != end; it.increment(ec)) {
           if (it->path().extension() != ".s") continue;
-          const std::string bad = forbidden_assembly(read_file(it->path()));
+          const std::string bad = forbidden_assembly(read_file(it->path()).value_or(""));
           if (!bad.empty()) {
             log = bad + "\n";
             return false;
@@ -435,7 +431,7 @@ std::vector<RunnerBuild> Builder::build(const std::vector<RunnerSource>& sources
     if (kernel.ok) {
       r.kernel.object = kernel.dir / "kernel.o";
       r.kernel.ptx_file = kernel.dir / "kernel.ptx";
-      r.kernel.ptxas_log = read_file(kernel.dir / "ptxas.log");
+      r.kernel.ptxas_log = read_file(kernel.dir / "ptxas.log").value_or("");
     }
     if (!kernel.ok) {
       r.stage = "kernel";

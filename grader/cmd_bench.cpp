@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "activity.hpp"
+#include "text.hpp"
 #include "app.hpp"
 #include "bar_chart.hpp"
 #include "manifest.hpp"
@@ -38,14 +39,6 @@ struct Row {
   std::string error;
 };
 
-std::string fmt(double v, int precision) {
-  std::ostringstream os;
-  os.setf(std::ios::fixed);
-  os.precision(precision);
-  os << v;
-  return os.str();
-}
-
 std::string today() {
   const std::time_t t = std::time(nullptr);
   char buf[32];
@@ -57,7 +50,7 @@ std::vector<std::string> timing_cases(const Manifest& m) {
   std::vector<std::string> cases;
   for (const auto& s : m.steps)
     for (const auto& c : s.checks)
-      if ((c.kind == "speedup" || c.kind == "fraction_of_peak" || c.kind == "fraction_of_library") &&
+      if (is_timed(c) &&
           std::find(cases.begin(), cases.end(), c.case_name) == cases.end())
         cases.push_back(c.case_name);
   for (const auto& c : m.bench_cases)
@@ -88,16 +81,16 @@ std::string markdown(const std::string& lab, const Manifest& m, const Session& s
   const auto row = [&](const std::string& c, const std::string& kernel, double ms, double gbps, double gflops,
                        const std::string& speedup, const std::string& memcpy_pct, const std::string& lib_pct,
                        const std::string& aa) {
-    md << "| " << c << " | " << kernel << " | " << fmt(ms, 3) << " | " << fmt(gbps, 0) << " |";
-    if (flops) md << " " << (gflops > 0 ? fmt(gflops, 0) : std::string()) << " |";
+    md << "| " << c << " | " << kernel << " | " << fixed(ms, 3) << " | " << fixed(gbps, 0) << " |";
+    if (flops) md << " " << (gflops > 0 ? fixed(gflops, 0) : std::string()) << " |";
     md << " " << speedup << " | " << memcpy_pct << " |";
     if (!library.empty()) md << " " << lib_pct << " |";
     md << " " << aa << " |\n";
   };
   const auto interval = [](const json& iv, double scale, int precision) {
     if (!iv.is_object()) return std::string("-");
-    return fmt(scale * iv.value("median", 0.0), precision) + " [" + fmt(scale * iv.value("lo", 0.0), precision) + ", " +
-           fmt(scale * iv.value("hi", 0.0), precision) + "]";
+    return fixed(scale * iv.value("median", 0.0), precision) + " [" + fixed(scale * iv.value("lo", 0.0), precision) + ", " +
+           fixed(scale * iv.value("hi", 0.0), precision) + "]";
   };
   std::string last_case;
   for (const auto& r : rows) {
@@ -115,14 +108,14 @@ std::string markdown(const std::string& lab, const Manifest& m, const Session& s
         row(r.case_name, "cudaMemcpy D2D, same bytes", t.value("memcpy_ms", 0.0), t.value("memcpy_gbps", 0.0), 0, "", "100.0", "", "");
       if (t.contains("library")) {
         const double lms = t.value("library_ms", 0.0);
-        row(r.case_name, library, lms, bytes / (lms * 1e6), fl / (lms * 1e6), fmt(ms / lms, 2), "", "100.0", "");
+        row(r.case_name, library, lms, bytes / (lms * 1e6), fl / (lms * 1e6), fixed(ms / lms, 2), "", "100.0", "");
       }
       last_case = r.case_name;
     }
     const double ms = t.value("candidate_ms", 0.0);
     row(r.case_name, r.label, ms, t.value("candidate_gbps", 0.0), fl / (ms * 1e6), interval(t["speedup"], 1, 2),
-        t["fraction"].is_object() ? fmt(100 * t["fraction"].value("median", 0.0), 1) : std::string("-"),
-        interval(t.value("library_fraction", json()), 100, 1), fmt(t["aa"].value("median", 0.0), 3));
+        t["fraction"].is_object() ? fixed(100 * t["fraction"].value("median", 0.0), 1) : std::string("-"),
+        interval(t.value("library_fraction", json()), 100, 1), fixed(t["aa"].value("median", 0.0), 3));
   }
   return md.str();
 }
@@ -210,7 +203,7 @@ int run_bench(const BenchOptions& o, const GlobalOptions& g) {
         RefereeCall rc;
         rc.referee = builds[i].referee;
         rc.worker = builds[i].worker;
-        rc.args = {"time", "--case", c, "--seed", std::to_string(seed), "--cap-s", fmt(o.cap_s, 3)};
+        rc.args = {"time", "--case", c, "--seed", std::to_string(seed), "--cap-s", fixed(o.cap_s, 3)};
         rc.work_dir = run_dir / (c + "-" + std::to_string(i));
         rc.request_timeout_s = m.timeout_s;
         rc.timeout_s = 3 * m.timeout_s + 6 * o.cap_s + 60;
@@ -220,7 +213,7 @@ int run_bench(const BenchOptions& o, const GlobalOptions& g) {
       }
       if (!g.json) {
         std::cerr << "  " << c << "  " << labels[i] << ": "
-                  << (row.timing.is_null() ? row.error : fmt(row.timing.value("candidate_gbps", 0.0), 0) + " GB/s") << "\n";
+                  << (row.timing.is_null() ? row.error : fixed(row.timing.value("candidate_gbps", 0.0), 0) + " GB/s") << "\n";
       }
       rows.push_back(row);
     }
@@ -237,7 +230,7 @@ int run_bench(const BenchOptions& o, const GlobalOptions& g) {
               << "\n";
   } else {
     std::cout << "\n" << table << charts(rows);
-    if (s.device.memcpy_gbps) std::cout << "\nprobe: cudaMemcpy D2D 256 MiB " << fmt(*s.device.memcpy_gbps, 0) << " GB/s\n";
+    if (s.device.memcpy_gbps) std::cout << "\nprobe: cudaMemcpy D2D 256 MiB " << fixed(*s.device.memcpy_gbps, 0) << " GB/s\n";
     if (!o.out.empty()) std::cout << "written to " << o.out << "\n";
   }
   for (const auto& r : rows)

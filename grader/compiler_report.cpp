@@ -1,4 +1,5 @@
 #include "compiler_report.hpp"
+#include "text.hpp"
 
 #include <cxxabi.h>
 
@@ -12,16 +13,6 @@
 
 namespace grader {
 namespace {
-
-bool starts_with(const std::string& s, const std::string& prefix) {
-  return s.compare(0, prefix.size(), prefix) == 0;
-}
-
-std::string trim(const std::string& s) {
-  const auto first = s.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return "";
-  return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
-}
 
 void merge_max(KernelResources& into, const KernelResources& from) {
   into.registers = std::max(into.registers, from.registers);

@@ -1,4 +1,5 @@
 #include "course.hpp"
+#include "text.hpp"
 #include "edit_distance.hpp"
 
 #include <algorithm>
@@ -13,18 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-std::string trim(const std::string& s) {
-  auto first = s.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return "";
-  return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
-}
-
-std::string quote(const std::string& s) { return "\"" + s + "\""; }
+std::string in_quotes(const std::string& s) { return "\"" + s + "\""; }
 
 // "a", "a or b", "a, b or c": reads as a sentence in "did you mean ...?".
 std::string join_or(const std::vector<std::string>& items) {
@@ -76,7 +66,7 @@ bool Course::is_root(const fs::path& dir) {
 }
 
 Course Course::open(const fs::path& root) {
-  const std::string shown = quote(root.string());
+  const std::string shown = in_quotes(root.string());
   if (root.empty()) throw CourseError("no course root given (an empty path)");
   std::error_code ec;
   if (!fs::exists(root, ec)) throw CourseError(shown + " is not a course root: no such folder");
@@ -152,7 +142,7 @@ const LabInfo& Course::resolve(const std::string& query) const {
   if (prefixed.size() > 1) {
     std::vector<std::string> matches;
     for (const auto* lab : prefixed) matches.push_back(lab->folder);
-    throw AmbiguousLab("lab " + quote(asked) + " is ambiguous: it could be " + join_or(matches) +
+    throw AmbiguousLab("lab " + in_quotes(asked) + " is ambiguous: it could be " + join_or(matches) +
                            "; give more of the name",
                        matches);
   }
@@ -170,8 +160,8 @@ const LabInfo& Course::resolve(const std::string& query) const {
   for (std::size_t i = 0; i < close.size() && i < 3; ++i) suggestions.push_back(close[i].second->folder);
 
   if (suggestions.empty())
-    throw UnknownLab("no lab " + quote(asked) + "; the labs are " + lab_ids(labs_), {});
-  throw UnknownLab("no lab " + quote(asked) + "; did you mean " + join_or(suggestions) + "?",
+    throw UnknownLab("no lab " + in_quotes(asked) + "; the labs are " + lab_ids(labs_), {});
+  throw UnknownLab("no lab " + in_quotes(asked) + "; did you mean " + join_or(suggestions) + "?",
                    suggestions);
 }
 

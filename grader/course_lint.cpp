@@ -1,4 +1,5 @@
 #include "course_lint.hpp"
+#include "text.hpp"
 #include "fixture_expectation.hpp"
 
 #include <algorithm>
@@ -30,38 +31,9 @@ std::optional<std::string> read_text(const fs::path& p) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-std::string fmt(double v, int precision = 2) {
-  std::ostringstream os;
-  os.setf(std::ios::fixed);
-  os.precision(precision);
-  os << v;
-  return os.str();
-}
-
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
-}
-
-std::string trim(const std::string& s) {
-  const auto a = s.find_first_not_of(" \t\r");
-  if (a == std::string::npos) return "";
-  return s.substr(a, s.find_last_not_of(" \t\r") - a + 1);
-}
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 LintItem item(const std::string& id, const std::string& status, const std::string& summary,
               std::vector<std::string> details = {}) {
   return {id, status, summary, std::move(details)};
-}
-
-bool is_timed(const Check& c) {
-  return c.kind == "speedup" || c.kind == "fraction_of_peak" || c.kind == "fraction_of_library";
 }
 
 bool is_marker_line(const std::string& line) { return line.find("// TODO(step ") != std::string::npos; }
@@ -519,11 +491,11 @@ LintItem margin_item(int step, const Check& c, double median, double required_ma
   const std::string id = "margin:step" + std::to_string(step) + ":" + c.kind + ":" + c.case_name;
   const double margin = c.min > 0 ? median / c.min : 0;
   const bool speedup = c.kind == "speedup";
-  const std::string value = speedup ? fmt(median) + "×" : fmt(100 * median, 1) + " %";
-  const std::string threshold = speedup ? fmt(c.min) + "×" : fmt(100 * c.min, 1) + " %";
+  const std::string value = speedup ? fixed(median) + "×" : fixed(100 * median, 1) + " %";
+  const std::string threshold = speedup ? fixed(c.min) + "×" : fixed(100 * c.min, 1) + " %";
   const std::string summary = "step " + std::to_string(step) + " " + c.kind + " at " + c.case_name +
                               ": the reference reaches " + value + " against a threshold of " + threshold +
-                              ", a margin of " + fmt(margin) + "× (needs ≥ " + fmt(required_margin) + "×)";
+                              ", a margin of " + fixed(margin) + "× (needs ≥ " + fixed(required_margin) + "×)";
   if (margin >= required_margin) return item(id, "pass", summary);
   if (c.kind == "fraction_of_peak")
     return item(id, "warn", summary,
@@ -532,7 +504,7 @@ LintItem margin_item(int step, const Check& c, double median, double required_ma
   return item(id, "fail", summary,
               {"lower the threshold in lab.json or speed up the reference: a threshold the reference clears by less "
                "than " +
-               fmt(required_margin) + "× fails good submissions on a noisy or different GPU"});
+               fixed(required_margin) + "× fails good submissions on a noisy or different GPU"});
 }
 
 void lint_lab_gpu(Session& session, const LabSources& s, const GpuLintOptions& o, LabLint& out) {
@@ -602,12 +574,12 @@ void lint_lab_gpu(Session& session, const LabSources& s, const GpuLintOptions& o
     RefereeCall rc;
     rc.referee = builds[0].referee;
     rc.worker = builds[0].worker;
-    rc.args = {"time", "--case", case_name, "--seed", std::to_string(seed), "--cap-s", fmt(o.cap_s, 3)};
+    rc.args = {"time", "--case", case_name, "--seed", std::to_string(seed), "--cap-s", fixed(o.cap_s, 3)};
     for (const auto& [step, c] : checks)
       rc.args.insert(rc.args.end(), {"--decide", std::string(c->kind == "speedup"            ? "speedup:"
                                                              : c->kind == "fraction_of_peak" ? "fraction:"
                                                                                              : "library:") +
-                                                     fmt(c->min, 4)});
+                                                     fixed(c->min, 4)});
     rc.work_dir = run_dir / case_name;
     rc.request_timeout_s = m.timeout_s;
     rc.timeout_s = 3 * m.timeout_s + 6 * o.cap_s + 60;

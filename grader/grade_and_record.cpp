@@ -17,7 +17,7 @@ void record_progress(ProgressStore& store, const GradeReport& r) {
     if (s.status == "pass") p.steps_passed.insert(s.id);
   for (const auto& s : r.steps)
     for (const auto& c : s.checks)
-      if (c.status == "pass" && (c.kind == "speedup" || c.kind == "fraction_of_peak" || c.kind == "fraction_of_library")) {
+      if (c.status == "pass" && is_timed_kind(c.kind)) {
         const auto& iv = c.data[c.kind == "speedup" ? "speedup" : c.kind == "fraction_of_peak" ? "fraction" : "library_fraction"];
         if (iv.is_object()) store.record_best(r.lab_id, c.kind + ":" + c.data.value("case", std::string()), iv.value("median", 0.0));
       }

@@ -1,4 +1,5 @@
 #include "gradebook.hpp"
+#include "text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,8 +12,6 @@ using nlohmann::json;
 namespace grader {
 namespace {
 
-bool is_timed_kind(const std::string& k) { return k == "speedup" || k == "fraction_of_peak" || k == "fraction_of_library"; }
-
 const json* report_step(const BatchRow& row, std::size_t i) {
   if (!row.report.is_object() || !row.report.contains("steps") || !row.report["steps"].is_array()) return nullptr;
   const json& steps = row.report["steps"];
@@ -21,11 +20,6 @@ const json* report_step(const BatchRow& row, std::size_t i) {
 
 std::string str(const json& j, const char* key) {
   return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
-}
-
-std::string first_line(const std::string& s) {
-  const auto nl = s.find('\n');
-  return nl == std::string::npos ? s : s.substr(0, nl);
 }
 
 bool build_failed(const BatchRow& row) {

@@ -1,4 +1,5 @@
 #include "grading.hpp"
+#include "text.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -25,29 +26,6 @@ using nlohmann::json;
 
 namespace grader {
 namespace {
-
-std::string fmt(double v, int precision = 2) {
-  std::ostringstream os;
-  os.setf(std::ios::fixed);
-  os.precision(precision);
-  os << v;
-  return os.str();
-}
-
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
-}
-
-std::string read_binary(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-bool is_timed(const Check& c) {
-  return c.kind == "speedup" || c.kind == "fraction_of_peak" || c.kind == "fraction_of_library";
-}
 
 CheckResult skipped(const Check& c, const std::string& why) {
   CheckResult r;
@@ -135,7 +113,7 @@ bool LabGrader::build() {
   const RunnerSource student{lab_.dir, o_.submission.value_or(lab_.dir / m_.student_file), "kernel.cu", m_.link};
   rep_.student_build = s_.builder->build({student})[0];
   if (rep_.student_build.kernel.ok) {
-    ptx_ = parse_ptx(read_binary(rep_.student_build.kernel.ptx_file));
+    ptx_ = parse_ptx(read_file(rep_.student_build.kernel.ptx_file).value_or(""));
     resources_ = parse_ptxas_report(rep_.student_build.kernel.ptxas_log);
   }
   return rep_.student_build.ok;
@@ -307,7 +285,7 @@ std::shared_future<LabGrader::ToolOutput> LabGrader::start_tool_run(const std::s
   if (it != tool_outputs_.end()) return it->second;
   std::shared_future<ToolOutput> f = std::async(std::launch::async, [call, report_file, label] {
     const auto begin = std::chrono::steady_clock::now();
-    ToolOutput out{call_tool(call), read_binary(call.work_dir / report_file)};
+    ToolOutput out{call_tool(call), read_file(call.work_dir / report_file).value_or("")};
     note_phase(label, begin, std::chrono::steady_clock::now(), 1);
     return out;
   }).share();
@@ -469,11 +447,11 @@ const RunnerOutcome& LabGrader::timing_for(const std::string& case_name) {
   finish_tool_runs();  // a timing has the GPU to itself
   Activity activity("timing " + case_name + " (baseline, yours, memcpy)");
   RefereeCall rc = referee_call("time-" + case_name);
-  rc.args = {"time", "--case", case_name, "--seed", std::to_string(rep_.seed), "--cap-s", fmt(o_.cap_s, 3)};
+  rc.args = {"time", "--case", case_name, "--seed", std::to_string(rep_.seed), "--cap-s", fixed(o_.cap_s, 3)};
   // Every threshold any step puts on this case, so one session decides them all.
   const auto decide = [&](const Check& c) {
     if (is_timed(c) && c.case_name == case_name)
-      rc.args.insert(rc.args.end(), {"--decide", std::string(c.kind == "speedup" ? "speedup:" : c.kind == "fraction_of_peak" ? "fraction:" : "library:") + fmt(c.min, 4)});
+      rc.args.insert(rc.args.end(), {"--decide", std::string(c.kind == "speedup" ? "speedup:" : c.kind == "fraction_of_peak" ? "fraction:" : "library:") + fixed(c.min, 4)});
   };
   for (const auto& step : m_.steps)
     for (const auto& c : step.checks) {
@@ -544,8 +522,8 @@ CheckResult LabGrader::check_timing(const Check& c) {
   r.data.erase("samples");
   if (t.category == "interference") {
     const json& i = tj["interference"];
-    return failed(c, "the baseline ran " + fmt(i.value("ratio", 0.0), 2) + "× slower beside your program than alone (" +
-                         fmt(i.value("baseline_ms", 0.0), 3) + " ms against " + fmt(i.value("solo_baseline_ms", 0.0), 3) +
+    return failed(c, "the baseline ran " + fixed(i.value("ratio", 0.0), 2) + "× slower beside your program than alone (" +
+                         fixed(i.value("baseline_ms", 0.0), 3) + " ms against " + fixed(i.value("solo_baseline_ms", 0.0), 3) +
                          " ms): something kept the GPU busy between your requests, so these times are not used. If "
                          "your program starts no GPU work of its own outside the launcher, grade again",
                   "interference");
@@ -560,35 +538,35 @@ CheckResult LabGrader::check_timing(const Check& c) {
   interval.n = iv.value("n", 0ull);
   const auto decision = memlabs::decide_final(interval, c.min);
   const auto aa = tj.value("aa", json::object());
-  const std::string range = " [" + fmt(interval.lo) + ", " + fmt(interval.hi) + "]";
+  const std::string range = " [" + fixed(interval.lo) + ", " + fixed(interval.hi) + "]";
   if (speedup) {
-    r.summary = "speedup over the baseline at " + c.case_name + ": " + fmt(interval.median) + "×" + range +
-                ", needs ≥ " + fmt(c.min) + "×";
+    r.summary = "speedup over the baseline at " + c.case_name + ": " + fixed(interval.median) + "×" + range +
+                ", needs ≥ " + fixed(c.min) + "×";
   } else if (library) {
     const std::string lib = tj.value("library", std::string("the library"));
-    r.summary = "at " + c.case_name + ": " + fmt(100 * interval.median, 1) + " % of " + lib + "'s speed [" +
-                fmt(100 * interval.lo, 1) + ", " + fmt(100 * interval.hi, 1) + "], needs ≥ " + fmt(100 * c.min, 1) + " %";
+    r.summary = "at " + c.case_name + ": " + fixed(100 * interval.median, 1) + " % of " + lib + "'s speed [" +
+                fixed(100 * interval.lo, 1) + ", " + fixed(100 * interval.hi, 1) + "], needs ≥ " + fixed(100 * c.min, 1) + " %";
   } else {
-    r.summary = "at " + c.case_name + ": " + fmt(100 * interval.median, 1) + " % of memcpy bandwidth [" +
-                fmt(100 * interval.lo, 1) + ", " + fmt(100 * interval.hi, 1) + "], needs ≥ " + fmt(100 * c.min, 1) + " %";
+    r.summary = "at " + c.case_name + ": " + fixed(100 * interval.median, 1) + " % of memcpy bandwidth [" +
+                fixed(100 * interval.lo, 1) + ", " + fixed(100 * interval.hi, 1) + "], needs ≥ " + fixed(100 * c.min, 1) + " %";
   }
-  r.details.push_back("baseline " + fmt(tj.value("baseline_gbps", 0.0), 0) + " GB/s, yours " +
-                      fmt(tj.value("candidate_gbps", 0.0), 0) + " GB/s" +
-                      (tj.contains("memcpy_gbps") ? ", memcpy " + fmt(tj.value("memcpy_gbps", 0.0), 0) + " GB/s" : "") +
-                      "; A/A " + fmt(aa.value("median", 0.0), 3) + " over " + std::to_string(tj.value("rounds", 0)) +
+  r.details.push_back("baseline " + fixed(tj.value("baseline_gbps", 0.0), 0) + " GB/s, yours " +
+                      fixed(tj.value("candidate_gbps", 0.0), 0) + " GB/s" +
+                      (tj.contains("memcpy_gbps") ? ", memcpy " + fixed(tj.value("memcpy_gbps", 0.0), 0) + " GB/s" : "") +
+                      "; A/A " + fixed(aa.value("median", 0.0), 3) + " over " + std::to_string(tj.value("rounds", 0)) +
                       " rounds, " + std::to_string(tj.value("verified_launches", 0)) + " timed launches checked");
   if (speedup && tj.contains("interference") && tj["interference"].value("speedup_scale", 1.0) < 1.0)
-    r.details.push_back("the baseline ran " + fmt(tj["interference"].value("ratio", 0.0), 2) +
+    r.details.push_back("the baseline ran " + fixed(tj["interference"].value("ratio", 0.0), 2) +
                         "× slower beside your program than alone: the speedup is scaled by " +
-                        fmt(tj["interference"].value("speedup_scale", 1.0), 3) + " so that no more than 10 % of it counts");
+                        fixed(tj["interference"].value("speedup_scale", 1.0), 3) + " so that no more than 10 % of it counts");
   if (tj.contains("candidate_gflops"))
-    r.details.push_back("baseline " + fmt(tj.value("baseline_gflops", 0.0), 0) + " GFLOP/s, yours " +
-                        fmt(tj.value("candidate_gflops", 0.0), 0) + " GFLOP/s" +
+    r.details.push_back("baseline " + fixed(tj.value("baseline_gflops", 0.0), 0) + " GFLOP/s, yours " +
+                        fixed(tj.value("candidate_gflops", 0.0), 0) + " GFLOP/s" +
                         (tj.contains("library_gflops") ? ", " + tj.value("library", std::string("library")) + " " +
-                                                             fmt(tj.value("library_gflops", 0.0), 0) + " GFLOP/s"
+                                                             fixed(tj.value("library_gflops", 0.0), 0) + " GFLOP/s"
                                                        : std::string()));
   if (!library && tj.contains("library_fraction") && tj["library_fraction"].is_object())
-    r.details.push_back("yours runs at " + fmt(100 * tj["library_fraction"].value("median", 0.0), 1) + " % of " +
+    r.details.push_back("yours runs at " + fixed(100 * tj["library_fraction"].value("median", 0.0), 1) + " % of " +
                         tj.value("library", std::string("the library")) + "'s speed");
   r.status = decision.pass ? "pass" : "fail";
   if (decision.noisy) {
@@ -835,7 +813,7 @@ GradeReport LabGrader::run() {
 }  // namespace
 
 std::string value_text(const json& v) {
-  if (v.is_number()) return fmt(v.get<double>(), 6);
+  if (v.is_number()) return fixed(v.get<double>(), 6);
   if (v.is_string()) return v.get<std::string>();
   return v.is_null() ? "nan" : v.dump();  // null: a non-finite value written by nlohmann
 }

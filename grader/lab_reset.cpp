@@ -1,4 +1,5 @@
 #include "lab_reset.hpp"
+#include "text.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -18,16 +19,9 @@ namespace fs = std::filesystem;
 namespace grader {
 namespace {
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw EnvironmentError("cannot read " + p.string());
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-std::string first_line(const std::string& s) {
-  const auto start = s.find_first_not_of(" \t\r\n");
-  if (start == std::string::npos) return "";
-  return s.substr(start, s.find('\n', start) - start);
+std::string read_skeleton_file(const fs::path& p) {
+  if (auto text = read_file(p)) return *text;
+  throw EnvironmentError("cannot read " + p.string());
 }
 
 // A new file holding `text`, fsynced, with `mode`; the caller moves it into place.
@@ -69,7 +63,7 @@ Skeleton from_git(const Course& course, const LabInfo& lab, const std::string& s
   const ChildResult r = run_child(o);
   std::string bytes;
   if (std::ifstream raw(out, std::ios::binary); raw) bytes.assign(std::istreambuf_iterator<char>(raw), {});
-  const std::string message = first_line(read_head(err, 4096));
+  const std::string message = first_line(trim(read_head(err, 4096)));
   std::error_code ec;
   fs::remove(out, ec);
   fs::remove(err, ec);
@@ -93,7 +87,7 @@ Skeleton find_skeleton(const Course& course, const LabInfo& lab, const std::stri
     throw EnvironmentError("no skeleton of " + lab.id + " to restore: this class copy has no " + shown +
                            " (copies published before `grader reset` existed lack it); ask your instructor for the "
                            "lab's kernel.cu or a fresh copy");
-  return {read_file(copy), "this class copy's " + shown};
+  return {read_skeleton_file(copy), "this class copy's " + shown};
 }
 
 fs::path backup_path(const fs::path& backups_dir, const std::string& student_file, std::time_t now) {

@@ -1,4 +1,5 @@
 #include "manifest.hpp"
+#include "text.hpp"
 #include "edit_distance.hpp"
 #include "ncu_report.hpp"
 #include "sanitizer_report.hpp"
@@ -19,6 +20,14 @@ namespace {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
+
+}  // namespace
+
+bool is_timed_kind(const std::string& kind) {
+  return kind == "speedup" || kind == "fraction_of_peak" || kind == "fraction_of_library";
+}
+
+namespace {
 
 const std::vector<std::string> kTopKeys = {"format_version", "id",   "title", "student_file",
                                            "timeout_s",      "link", "steps", "kernels",
@@ -58,12 +67,6 @@ std::string closest(const std::string& word, const std::vector<std::string>& can
     if (d < best_d) best_d = d, best = c;
   }
   return best;
-}
-
-std::string join(const std::vector<std::string>& items, const std::string& sep) {
-  std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
-  return out;
 }
 
 std::string quote(const std::string& s) { return json(s).dump(); }

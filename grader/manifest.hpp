@@ -37,6 +37,11 @@ struct Check {
   bool is_static() const;
 };
 
+// A check the referee times (speedup, fraction_of_peak, fraction_of_library):
+// one timing session per case serves them all.
+bool is_timed_kind(const std::string& kind);
+inline bool is_timed(const Check& c) { return is_timed_kind(c.kind); }
+
 struct Step {
   int id = 0;
   std::string title;

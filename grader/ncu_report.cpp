@@ -1,4 +1,5 @@
 #include "ncu_report.hpp"
+#include "text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -7,14 +8,6 @@
 
 namespace grader {
 namespace {
-
-std::string fixed(double v, int precision) {
-  std::ostringstream os;
-  os.setf(std::ios::fixed);
-  os.precision(precision);
-  os << v;
-  return os.str();
-}
 
 std::string count(double v) { return fixed(v, 0); }
 

@@ -1,4 +1,5 @@
 #include "publish.hpp"
+#include "text.hpp"
 
 #include "hint_policy.hpp"
 
@@ -33,10 +34,9 @@ const std::vector<std::string> kExcludedTrees = {"tests/fixtures", "tests/faults
 const std::vector<std::string> kSingleFiles = {"CMakeLists.txt", "CMakePresets.json", "scripts/setup",
                                                "docs/json-output.md", "docs/manifest.md"};
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw PublishError("cannot read " + p.string(), kExitUsage);
-  return std::string(std::istreambuf_iterator<char>(in), {});
+std::string read_course_file(const fs::path& p) {
+  if (auto text = read_file(p)) return *text;
+  throw PublishError("cannot read " + p.string(), kExitUsage);
 }
 
 void write_file(const fs::path& p, const std::string& text) {
@@ -44,18 +44,6 @@ void write_file(const fs::path& p, const std::string& text) {
   std::ofstream out(p, std::ios::binary);
   out << text;
   if (!out.flush()) throw PublishError("cannot write " + p.string(), kExitEnvironment);
-}
-
-std::string trim(const std::string& s) {
-  const auto a = s.find_first_not_of(" \t\r");
-  if (a == std::string::npos) return "";
-  return s.substr(a, s.find_last_not_of(" \t\r") - a + 1);
-}
-
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
 }
 
 // Trimmed, non-blank lines, each followed by '\n', after a leading '\n': a
@@ -196,7 +184,7 @@ bool contains_solution(const std::string& content, const SolutionProbe& probe) {
 std::vector<std::string> find_solution_leaks(const fs::path& dir, const std::vector<SolutionProbe>& probes) {
   std::vector<std::string> leaks;
   for (const auto& rel : all_files(dir)) {
-    const std::string content = read_file(dir / rel);
+    const std::string content = read_course_file(dir / rel);
     for (const auto& p : probes)
       if (contains_solution(content, p)) leaks.push_back(rel + ": holds " + p.name);
   }
@@ -310,13 +298,13 @@ PublishResult publish(const Course& course, const PublishOptions& o) {
   const std::vector<fs::path> files = select_files(root, folders);
   if (o.hint_penalty && !(*o.hint_penalty >= 0))
     throw PublishError("--hint-penalty must be a number of points >= 0", kExitUsage);
-  const std::string readme = with_hint_policy(student_readme(read_file(root / "README.md")), HintPolicy{o.hint_penalty});
-  const std::string syllabus = filter_syllabus(read_file(root / "syllabus.md"), folders);
+  const std::string readme = with_hint_policy(student_readme(read_course_file(root / "README.md")), HintPolicy{o.hint_penalty});
+  const std::string syllabus = filter_syllabus(read_course_file(root / "syllabus.md"), folders);
   std::vector<SolutionProbe> probes;
   for (const auto& l : course.labs()) {
     const fs::path sol = course.solution_kernel(l);
     if (!fs::is_regular_file(sol, ec)) continue;
-    probes.push_back(make_solution_probe("solutions/" + l.folder + "/kernel.cu", read_file(l.dir / "kernel.cu"), read_file(sol)));
+    probes.push_back(make_solution_probe("solutions/" + l.folder + "/kernel.cu", read_course_file(l.dir / "kernel.cu"), read_course_file(sol)));
   }
 
   const fs::path tmp = out_clean.parent_path() / (out_clean.filename().string() + ".tmp-" + std::to_string(getpid()));

@@ -42,9 +42,7 @@ std::string indent(const std::string& text, const std::string& pad) {
   return out;
 }
 
-bool is_timed(const CheckResult& c) {
-  return c.kind == "speedup" || c.kind == "fraction_of_peak" || c.kind == "fraction_of_library";
-}
+bool is_timed(const CheckResult& c) { return is_timed_kind(c.kind); }
 
 // The timing sessions to chart under each step. Checks of one case share one
 // session (equal data), within a step and across steps (lab07 times one case

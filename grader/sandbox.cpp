@@ -38,7 +38,7 @@ std::string join_paths(const std::vector<fs::path>& v) {
   return s;
 }
 
-fs::path find_on_path(const std::string& program) {
+fs::path locate_program(const std::string& program) {
   const char* path = std::getenv("PATH");
   for (const auto& dir : split_paths(path ? path : "/usr/bin:/bin")) {
     const fs::path candidate = dir / program;
@@ -68,7 +68,7 @@ std::vector<std::string> isolation_environment(const IsolationSettings& s) {
 
 BwrapStatus probe_bwrap() {
   BwrapStatus st;
-  st.program = find_on_path("bwrap");
+  st.program = locate_program("bwrap");
   if (st.program.empty()) {
     st.reason = "bwrap is not installed (Debian package bubblewrap)";
     return st;

@@ -1,4 +1,5 @@
 #include "sanitizer_report.hpp"
+#include "text.hpp"
 
 #include <regex>
 #include <sstream>
@@ -7,15 +8,6 @@ namespace grader {
 namespace {
 
 const std::string kPrefix = "========= ";
-
-bool starts_with(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
-
-std::string trim(std::string s) {
-  const auto b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return "";
-  const auto e = s.find_last_not_of(" \t\r");
-  return s.substr(b, e - b + 1);
-}
 
 // " ... in kernel.cu:23" (with -lineinfo) and the kernel's name from "at name(".
 void locate(const std::string& line, std::string& file_line, std::string& kernel) {

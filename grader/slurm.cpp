@@ -1,4 +1,5 @@
 #include "slurm.hpp"
+#include "text.hpp"
 
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -21,11 +22,6 @@ namespace {
 
 constexpr const char* kSchema = "cuda-memory-labs/slurm-batch/1";
 
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 // A word the shell reads back unchanged, whatever the path holds.
 std::string shell_quote(const std::string& s) {
   std::string q = "'";
@@ -39,12 +35,6 @@ bool safe_directive_value(const std::string& v) {
   for (char c : v)
     if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '"' || c == '\'' || c == '#' || c == '\\') return false;
   return true;
-}
-
-std::string first_line(std::string s) {
-  if (const auto nl = s.find('\n'); nl != std::string::npos) s.resize(nl);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.pop_back();
-  return s;
 }
 
 }  // namespace
@@ -83,7 +73,7 @@ SlurmBatch load_slurm_batch(const fs::path& out) {
     throw std::runtime_error("no Slurm batch in " + out.string() + " (" + file.string() +
                              " is missing: run `grader batch SUBMISSIONS --lab LAB --slurm --out " + out.string() + "` first)");
   try {
-    const json j = json::parse(read_all(file));
+    const json j = json::parse(read_file(file).value_or(""));
     if (j.value("schema", "") != kSchema) throw std::runtime_error(std::string("schema is not ") + kSchema);
     SlurmBatch b;
     b.out = j.at("out").get<std::string>();
@@ -287,7 +277,7 @@ std::vector<BatchRow> collect_slurm_rows(const SlurmBatch& b, std::size_t* missi
     bool found = false;
     if (fs::is_regular_file(file)) {
       try {
-        const json j = json::parse(read_all(file));
+        const json j = json::parse(read_file(file).value_or(""));
         if (j.value("lab", "") == b.lab_id) {
           rows.push_back(row_from_json(j));
           found = true;

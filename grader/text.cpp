@@ -1,0 +1,53 @@
+#include "text.hpp"
+
+#include <cctype>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+namespace grader {
+
+namespace {
+constexpr std::string_view kBlanks = " \t\r\n";
+}
+
+std::string trim(std::string_view s) {
+  const auto first = s.find_first_not_of(kBlanks);
+  if (first == std::string_view::npos) return "";
+  return std::string(s.substr(first, s.find_last_not_of(kBlanks) - first + 1));
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& sep) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
+  return out;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+std::string fixed(double v, int precision) {
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(precision);
+  os << v;
+  return os.str();
+}
+
+std::string first_line(std::string_view s) {
+  std::string line(s.substr(0, s.find('\n')));
+  while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) line.pop_back();
+  return line;
+}
+
+std::optional<std::string> read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return std::nullopt;
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace grader

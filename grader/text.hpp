@@ -1,0 +1,26 @@
+// The small string and file helpers every part of the grader uses, defined
+// once: a file of its own would otherwise grow its own trim() and join().
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace grader {
+
+// Without the blanks (space, tab, CR, LF) at either end.
+std::string trim(std::string_view s);
+// "a, b, c" for join({"a", "b", "c"}, ", "); every item counts, empty ones too.
+std::string join(const std::vector<std::string>& items, const std::string& sep);
+std::string lower(std::string s);
+bool starts_with(std::string_view s, std::string_view prefix);
+// A number with `precision` digits after the point: fixed(2.5, 2) == "2.50".
+std::string fixed(double v, int precision = 2);
+// The text up to its first line break, without trailing blanks.
+std::string first_line(std::string_view s);
+// A file's bytes; nothing when it cannot be opened.
+std::optional<std::string> read_file(const std::filesystem::path& p);
+
+}  // namespace grader
