@@ -10,7 +10,7 @@
 
 namespace grader {
 
-// Exit codes (design.md): scripts and the batch grader depend on them.
+// Exit codes (docs/architecture.md): scripts and the batch grader depend on them.
 enum ExitCode : int {
   kExitPass = 0,         // every step passed (or the command succeeded)
   kExitStepFailed = 1,   // a step failed: the student has work to do

@@ -146,7 +146,7 @@ LintItem lint_files(const fs::path& lab_dir) {
     if (!fs::is_regular_file(lab_dir / f)) missing.push_back(f);
   if (missing.empty()) return item("files", "pass", "has " + join(required_lab_files(), ", "));
   return item("files", "fail", "lacks " + join(missing, ", "),
-              {"every lab folder holds " + join(required_lab_files(), ", ") + " (design.md)"});
+              {"every lab folder holds " + join(required_lab_files(), ", ") + " (docs/architecture.md)"});
 }
 
 LintItem lint_solution_present(const LabSources& s) {

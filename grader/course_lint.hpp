@@ -47,7 +47,7 @@ struct LabSources {
 
 LabSources read_lab_sources(const Course& course, const LabInfo& lab);
 
-// The files every lab folder holds (design.md's fixed names).
+// The files every lab folder holds (docs/architecture.md, "A lab").
 const std::vector<std::string>& required_lab_files();
 // The lesson's level-2 sections, in this order.
 const std::vector<std::string>& required_lesson_sections();
