@@ -459,7 +459,38 @@ Manifest parse_manifest(const json& j, const std::string& source_name) {
   return m;
 }
 
+namespace {
+
+// labs/symptom_hints.json: the hints every lab shares, one copy for the course.
+std::map<std::string, std::string> course_symptom_hints(const fs::path& file) {
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) return {};
+  const std::string name = file.string();
+  const Reader r(name);
+  json j;
+  try {
+    j = json::parse(read_file(file).value_or(""));
+  } catch (const json::parse_error& e) {
+    throw ManifestError(name + ": invalid JSON: " + e.what());
+  }
+  r.expect(j.is_object(), "", "a JSON object at the top level", j);
+  r.reject_unknown_keys(j, "", {"format_version", "symptom_hints"}, "the course's symptom hints");
+  const json& version = r.required(j, "", "format_version", "1");
+  r.expect(version == kManifestFormatVersion, "format_version", "1", version);
+  return r.text_map(r.required(j, "", "symptom_hints", "an object of symptom -> hint"), "symptom_hints");
+}
+
+}  // namespace
+
 Manifest load_manifest(const fs::path& file) {
+  Manifest m = load_lab_manifest(file);
+  // A lab's own hint for a symptom wins over the course's.
+  for (const auto& [symptom, hint] : course_symptom_hints(file.parent_path().parent_path() / kCourseSymptomHints))
+    m.symptom_hints.emplace(symptom, hint);
+  return m;
+}
+
+Manifest load_lab_manifest(const fs::path& file) {
   const std::string name = file.string();
   std::error_code ec;
   if (!fs::exists(file, ec)) throw ManifestError(name + ": cannot read the manifest: no such file");

@@ -76,6 +76,11 @@ const std::vector<std::string>& known_check_kinds();
 
 // source_name prefixes every error message (normally the manifest's path).
 Manifest parse_manifest(const nlohmann::json& j, const std::string& source_name);
+// A lab's labs/<lab>/lab.json, with the course's shared symptom hints
+// (labs/symptom_hints.json, when there is one) under the lab's own.
 Manifest load_manifest(const std::filesystem::path& file);
+// The lab.json alone.
+Manifest load_lab_manifest(const std::filesystem::path& file);
+inline constexpr const char* kCourseSymptomHints = "symptom_hints.json";
 
 }  // namespace grader

@@ -418,6 +418,28 @@ TEST(LoadManifest, ReadsAFile) {
   EXPECT_EQ(m.steps.size(), 2u);
 }
 
+TEST(LoadManifest, TheCoursesSharedHintsComeUnderTheLabsOwn) {
+  TempDir dir;
+  fs::create_directories(dir.path() / "labs" / "lab07-x");
+  json lab = full_manifest();
+  lab["symptom_hints"] = {{"race", "The lab's own word on races."}};
+  write_file(dir.path() / "labs" / "lab07-x" / "lab.json", lab.dump(2));
+  write_file(dir.path() / "labs" / kCourseSymptomHints,
+             R"({"format_version": 1, "symptom_hints": {"race": "The course's.", "leak": "Free what you allocate."}})");
+  const Manifest m = load_manifest(dir.path() / "labs" / "lab07-x" / "lab.json");
+  EXPECT_EQ(m.symptom_hints.at("race"), "The lab's own word on races.");
+  EXPECT_EQ(m.symptom_hints.at("leak"), "Free what you allocate.");
+  EXPECT_EQ(load_lab_manifest(dir.path() / "labs" / "lab07-x" / "lab.json").symptom_hints.count("leak"), 0u);
+  // A broken course file is named, like a broken lab.json.
+  write_file(dir.path() / "labs" / kCourseSymptomHints, R"({"format_version": 1, "hints": {}})");
+  try {
+    load_manifest(dir.path() / "labs" / "lab07-x" / "lab.json");
+    FAIL() << "accepted";
+  } catch (const ManifestError& e) {
+    EXPECT_NE(std::string(e.what()).find(kCourseSymptomHints), std::string::npos) << e.what();
+  }
+}
+
 TEST(LoadManifest, ValidationErrorsNameTheFile) {
   TempDir dir;
   json m = full_manifest();

@@ -107,6 +107,8 @@ std::vector<fs::path> select_files(const fs::path& root, const std::vector<std::
   for (const auto& lab : lab_folders) add_tree(root, fs::path("labs") / lab, out);
   for (const auto& t : kTrees) add_tree(root, t, out);
   std::error_code ec;
+  // The course's shared symptom hints, where the course has them.
+  if (fs::is_regular_file(root / "labs" / kCourseSymptomHints, ec)) out.push_back(fs::path("labs") / kCourseSymptomHints);
   for (const auto& f : kSingleFiles) {
     if (!fs::is_regular_file(root / f, ec))
       throw PublishError("the course has no " + f + " (a class copy needs it)", kExitUsage);

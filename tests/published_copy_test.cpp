@@ -126,8 +126,10 @@ TEST_F(Published, Lab07CopyHoldsNothingOfTheSolutionBuildsAndGrades) {
   EXPECT_FALSE(fs::exists(copy / "tests" / "fixtures"));
   EXPECT_FALSE(fs::exists(copy / "scripts" / "gpu-check"));
   std::vector<std::string> labs;
-  for (const auto& e : fs::directory_iterator(copy / "labs")) labs.push_back(e.path().filename().string());
+  for (const auto& e : fs::directory_iterator(copy / "labs"))
+    if (e.is_directory()) labs.push_back(e.path().filename().string());
   EXPECT_EQ(labs, std::vector<std::string>{kLab});
+  EXPECT_TRUE(fs::is_regular_file(copy / "labs" / "symptom_hints.json"));  // the hints every lab shares
   for (const char* f : {"CMakeLists.txt", "CMakePresets.json", "scripts/setup", "docs/json-output.md", "docs/manifest.md",
                         "grader/main.cpp", "common/referee_main.cu", "tests/labs_test.cpp"})
     EXPECT_TRUE(fs::is_regular_file(copy / f)) << f;
