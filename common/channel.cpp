@@ -15,9 +15,12 @@ bool nests_deeper_than(const std::string& text, int max_depth) {
   bool in_string = false, escaped = false;
   for (const char c : text) {
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
@@ -101,8 +104,10 @@ std::optional<Message> Channel::receive(double timeout_s, bool accept_fds) const
     std::vector<int> got(count);
     std::memcpy(got.data(), CMSG_DATA(c), sizeof(int) * count);
     for (int fd : got) {
-      if (accept_fds) out.fds.push_back(fd);
-      else ::close(fd);
+      if (accept_fds)
+        out.fds.push_back(fd);
+      else
+        ::close(fd);
     }
   }
   const auto close_fds = [&] {

@@ -57,12 +57,18 @@ double load_as_double(const void* base, std::size_t i) {
 
 inline double element(DType t, const void* base, std::size_t i) {
   switch (t) {
-    case DType::f32: return load_as_double<float>(base, i);
-    case DType::f64: return load_as_double<double>(base, i);
-    case DType::i32: return load_as_double<std::int32_t>(base, i);
-    case DType::u32: return load_as_double<std::uint32_t>(base, i);
-    case DType::i64: return load_as_double<std::int64_t>(base, i);
-    case DType::u64: return load_as_double<std::uint64_t>(base, i);
+    case DType::f32:
+      return load_as_double<float>(base, i);
+    case DType::f64:
+      return load_as_double<double>(base, i);
+    case DType::i32:
+      return load_as_double<std::int32_t>(base, i);
+    case DType::u32:
+      return load_as_double<std::uint32_t>(base, i);
+    case DType::i64:
+      return load_as_double<std::int64_t>(base, i);
+    case DType::u64:
+      return load_as_double<std::uint64_t>(base, i);
   }
   return 0;
 }
@@ -76,9 +82,8 @@ inline bool within_tolerance(double want, double got, Tolerance tol, bool is_flo
 }
 
 // `expected` may be in any dtype (float64 for an oracle); `got` is in `got_type`.
-inline CompareResult compare_values(DType expected_type, const void* expected, DType got_type,
-                                    const void* got, std::size_t count,
-                                    const std::vector<std::int64_t>& dims, Tolerance tol,
+inline CompareResult compare_values(DType expected_type, const void* expected, DType got_type, const void* got,
+                                    std::size_t count, const std::vector<std::int64_t>& dims, Tolerance tol,
                                     std::size_t keep_first = 5) {
   CompareResult r;
   r.count = count;

@@ -13,9 +13,12 @@ namespace memlabs {
 class CudaError : public std::runtime_error {
  public:
   CudaError(cudaError_t code, std::string call, std::string file, int line)
-      : std::runtime_error(std::string(cudaGetErrorName(code)) + " (" + cudaGetErrorString(code) +
-                           ") from " + call + " at " + file + ":" + std::to_string(line)),
-        code_(code), call_(std::move(call)), file_(std::move(file)), line_(line) {}
+      : std::runtime_error(std::string(cudaGetErrorName(code)) + " (" + cudaGetErrorString(code) + ") from " + call +
+                           " at " + file + ":" + std::to_string(line)),
+        code_(code),
+        call_(std::move(call)),
+        file_(std::move(file)),
+        line_(line) {}
   cudaError_t code() const { return code_; }
   const std::string& call() const { return call_; }
   const std::string& file() const { return file_; }
@@ -27,17 +30,16 @@ class CudaError : public std::runtime_error {
   int line_;
 };
 
-[[noreturn]] inline void throw_cuda_error(cudaError_t code, const char* call, const char* file,
-                                          int line) {
+[[noreturn]] inline void throw_cuda_error(cudaError_t code, const char* call, const char* file, int line) {
   throw CudaError(code, call, file, line);
 }
 
 }  // namespace memlabs
 
-#define CUDA_CHECK(call)                                                         \
-  do {                                                                           \
-    cudaError_t labs_cuda_check_err_ = (call);                                   \
-    if (labs_cuda_check_err_ != cudaSuccess)                                     \
+#define CUDA_CHECK(call)                                                            \
+  do {                                                                              \
+    cudaError_t labs_cuda_check_err_ = (call);                                      \
+    if (labs_cuda_check_err_ != cudaSuccess)                                        \
       ::memlabs::throw_cuda_error(labs_cuda_check_err_, #call, __FILE__, __LINE__); \
   } while (0)
 

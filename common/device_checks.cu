@@ -1,7 +1,6 @@
-#include "device_checks.cuh"
-
 #include <cmath>
 
+#include "device_checks.cuh"
 #include "random.cuh"
 
 namespace memlabs {
@@ -20,7 +19,8 @@ struct Counters {
 
 template <class Word>
 __global__ void count_equal(const Word* p, std::size_t n, Word value, Counters* c) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
     if (p[i] == value) {
       atomicAdd(&c->count, 1ull);
       atomicMin(&c->first, static_cast<unsigned long long>(i));
@@ -29,7 +29,8 @@ __global__ void count_equal(const Word* p, std::size_t n, Word value, Counters* 
 
 template <class Word>
 __global__ void count_different(const Word* p, std::size_t n, Word value, Counters* c) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
     if (p[i] != value) atomicAdd(&c->count, 1ull);
 }
 
@@ -43,7 +44,8 @@ __device__ bool within(double want, double got, double rtol, double atol, bool i
 template <class T>
 __global__ void count_mismatches(const T* want, const T* got, std::size_t n, double rtol, double atol, bool is_float,
                                  Counters* c) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
     if (!within(static_cast<double>(want[i]), static_cast<double>(got[i]), rtol, atol, is_float)) {
       atomicAdd(&c->count, 1ull);
       atomicMin(&c->first, static_cast<unsigned long long>(i));
@@ -52,7 +54,8 @@ __global__ void count_mismatches(const T* want, const T* got, std::size_t n, dou
 
 __global__ void digest_words(const std::uint64_t* p, std::size_t n, unsigned long long* sum) {
   unsigned long long local = 0;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
     local += mix64(p[i] ^ mix64(i));
   atomicAdd(sum, local);
 }
@@ -140,12 +143,18 @@ DeviceComparison compare_outputs(const Output& expected, const Output& got, doub
   if (expected.type() != got.type() || expected.count() != got.count())
     throw std::logic_error("compare_outputs: outputs of different shapes");
   switch (expected.type()) {
-    case DType::f32: return compare_typed<float>(expected, got, scale, s);
-    case DType::f64: return compare_typed<double>(expected, got, scale, s);
-    case DType::i32: return compare_typed<std::int32_t>(expected, got, scale, s);
-    case DType::u32: return compare_typed<std::uint32_t>(expected, got, scale, s);
-    case DType::i64: return compare_typed<std::int64_t>(expected, got, scale, s);
-    case DType::u64: return compare_typed<std::uint64_t>(expected, got, scale, s);
+    case DType::f32:
+      return compare_typed<float>(expected, got, scale, s);
+    case DType::f64:
+      return compare_typed<double>(expected, got, scale, s);
+    case DType::i32:
+      return compare_typed<std::int32_t>(expected, got, scale, s);
+    case DType::u32:
+      return compare_typed<std::uint32_t>(expected, got, scale, s);
+    case DType::i64:
+      return compare_typed<std::int64_t>(expected, got, scale, s);
+    case DType::u64:
+      return compare_typed<std::uint64_t>(expected, got, scale, s);
   }
   return {};
 }

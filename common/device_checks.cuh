@@ -20,7 +20,7 @@ OutputScan scan_output(const Output& out, cudaStream_t stream);
 
 struct DeviceComparison {
   std::size_t mismatches = 0;
-  std::size_t first = 0;  // index of the first mismatch (count() when none)
+  std::size_t first = 0;         // index of the first mismatch (count() when none)
   double expected = 0, got = 0;  // at `first`
 };
 // `got` against `expected` (same shape and type), within `scale` times the

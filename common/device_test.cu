@@ -20,10 +20,10 @@ std::string no_device_reason() {
   return "";
 }
 
-#define REQUIRE_GPU()                                   \
-  do {                                                  \
-    const std::string why = no_device_reason();         \
-    if (!why.empty()) GTEST_SKIP() << why;              \
+#define REQUIRE_GPU()                           \
+  do {                                          \
+    const std::string why = no_device_reason(); \
+    if (!why.empty()) GTEST_SKIP() << why;      \
   } while (0)
 
 __global__ void write_n(float* out, int n, float v) {

@@ -98,12 +98,18 @@ Isolation take_isolation_args(std::vector<std::string>& args) {
     }
     if (i + 1 >= args.size()) throw std::invalid_argument("missing value after " + k);
     const std::string& v = args[++i];
-    if (k == "--isolate") iso.mode = v;
-    else if (k == "--bwrap") iso.bwrap = v;
-    else if (k == "--hide") iso.hide.push_back(v);
-    else if (k == "--cpu-seconds") iso.cpu_seconds = std::stod(v);
-    else if (k == "--file-bytes") iso.file_bytes = std::stoull(v);
-    else iso.processes = std::stoull(v);
+    if (k == "--isolate")
+      iso.mode = v;
+    else if (k == "--bwrap")
+      iso.bwrap = v;
+    else if (k == "--hide")
+      iso.hide.push_back(v);
+    else if (k == "--cpu-seconds")
+      iso.cpu_seconds = std::stod(v);
+    else if (k == "--file-bytes")
+      iso.file_bytes = std::stoull(v);
+    else
+      iso.processes = std::stoull(v);
   }
   if (iso.mode != "none" && iso.mode != "rlimits" && iso.mode != "bwrap")
     throw std::invalid_argument("--isolate is none, rlimits or bwrap");

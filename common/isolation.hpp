@@ -18,12 +18,12 @@
 namespace memlabs {
 
 struct Isolation {
-  std::string mode = "none";      // "none", "rlimits" or "bwrap"
-  std::string bwrap;              // the bwrap program (bwrap mode)
-  std::vector<std::string> hide;  // folders made empty inside the sandbox
-  double cpu_seconds = 0;         // RLIMIT_CPU when > 0
+  std::string mode = "none";                            // "none", "rlimits" or "bwrap"
+  std::string bwrap;                                    // the bwrap program (bwrap mode)
+  std::vector<std::string> hide;                        // folders made empty inside the sandbox
+  double cpu_seconds = 0;                               // RLIMIT_CPU when > 0
   std::uint64_t file_bytes = std::uint64_t(256) << 20;  // RLIMIT_FSIZE
-  std::uint64_t processes = 0;    // RLIMIT_NPROC when > 0 (not enforced for root)
+  std::uint64_t processes = 0;                          // RLIMIT_NPROC when > 0 (not enforced for root)
   bool limited() const { return mode != "none"; }
 };
 

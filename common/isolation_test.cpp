@@ -13,7 +13,9 @@ bool has_pair(const std::vector<std::string>& a, const std::string& k, const std
   return false;
 }
 
-bool has(const std::vector<std::string>& a, const std::string& k) { return std::find(a.begin(), a.end(), k) != a.end(); }
+bool has(const std::vector<std::string>& a, const std::string& k) {
+  return std::find(a.begin(), a.end(), k) != a.end();
+}
 
 TEST(Isolation, BwrapCommandHidesTheCourseAndKeepsTheProgramVisible) {
   Isolation iso;
@@ -52,8 +54,9 @@ TEST(Isolation, BindsComeAfterTheFoldersTheyPierce) {
 }
 
 TEST(Isolation, ASubmissionGetsOnlyTheEnvironmentCudaNeeds) {
-  const auto env = submission_environment({"PATH=/bin", "GITHUB_TOKEN=secret", "CUDA_VISIBLE_DEVICES=0",
-                                           "LD_LIBRARY_PATH=/usr/local/nvidia/lib64", "HOME=/root", "GRADER_ISOLATE=bwrap"});
+  const auto env =
+      submission_environment({"PATH=/bin", "GITHUB_TOKEN=secret", "CUDA_VISIBLE_DEVICES=0",
+                              "LD_LIBRARY_PATH=/usr/local/nvidia/lib64", "HOME=/root", "GRADER_ISOLATE=bwrap"});
   EXPECT_TRUE(has(env, "PATH=/bin"));
   EXPECT_TRUE(has(env, "CUDA_VISIBLE_DEVICES=0"));
   EXPECT_TRUE(has(env, "LD_LIBRARY_PATH=/usr/local/nvidia/lib64"));

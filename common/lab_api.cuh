@@ -49,7 +49,7 @@ constexpr bool kInReferee =
 // managed, no device memory leaked, a reported device property. Graded by the
 // manifest's "api" checks.
 struct Fact {
-  std::string name;    // as named in lab.json
+  std::string name;  // as named in lab.json
   bool ok = false;
   std::string detail;  // what was seen, e.g. "expected 132, got 0"
 };

@@ -46,16 +46,18 @@ void fill_words(Word* p, std::size_t n, Word value, cudaStream_t stream) {
 
 struct OutputSnapshot {
   std::vector<unsigned char> bytes;  // the data region only
-  std::size_t unwritten = 0;          // elements still holding the poison pattern
+  std::size_t unwritten = 0;         // elements still holding the poison pattern
   std::size_t first_unwritten = 0;
   bool guard_before_intact = true, guard_after_intact = true;
 };
 
 class Output {
  public:
-  Output(std::string name, DType type, std::size_t count, std::vector<std::int64_t> dims,
-         Tolerance tolerance)
-      : name_(std::move(name)), type_(type), count_(count), dims_(std::move(dims)),
+  Output(std::string name, DType type, std::size_t count, std::vector<std::int64_t> dims, Tolerance tolerance)
+      : name_(std::move(name)),
+        type_(type),
+        count_(count),
+        dims_(std::move(dims)),
         tolerance_(tolerance),
         guard_words_(kGuardBytes / dtype_size(type)),
         storage_((count + 2 * guard_words_) * dtype_size(type)) {}
@@ -100,11 +102,9 @@ class Output {
  private:
   void fill(unsigned char* p, std::size_t words, bool canary, cudaStream_t stream) {
     if (dtype_size(type_) == 4)
-      detail::fill_words(reinterpret_cast<std::uint32_t*>(p), words, canary ? kCanary32 : kPoison32,
-                         stream);
+      detail::fill_words(reinterpret_cast<std::uint32_t*>(p), words, canary ? kCanary32 : kPoison32, stream);
     else
-      detail::fill_words(reinterpret_cast<std::uint64_t*>(p), words, canary ? kCanary64 : kPoison64,
-                         stream);
+      detail::fill_words(reinterpret_cast<std::uint64_t*>(p), words, canary ? kCanary64 : kPoison64, stream);
   }
   bool word_is(const unsigned char* p, bool canary) const {
     if (dtype_size(type_) == 4) {
@@ -135,8 +135,7 @@ class Output {
 template <class T>
 class OutputBuffer : public Output {
  public:
-  OutputBuffer(std::string name, std::size_t count, std::vector<std::int64_t> dims,
-               Tolerance tolerance = {})
+  OutputBuffer(std::string name, std::size_t count, std::vector<std::int64_t> dims, Tolerance tolerance = {})
       : Output(std::move(name), dtype_of<T>(), count, std::move(dims), tolerance) {}
   T* data() { return static_cast<T*>(raw_data()); }
 };

@@ -44,8 +44,7 @@ inline cudaError_t prefetch(const void* ptr, std::size_t bytes, int device, cuda
 
 // Before a kernel on `device` reads the range: one bulk migration instead of
 // one GPU page fault after another.
-inline cudaError_t prefetch_to_device(const void* ptr, std::size_t bytes, int device,
-                                      cudaStream_t stream) {
+inline cudaError_t prefetch_to_device(const void* ptr, std::size_t bytes, int device, cudaStream_t stream) {
   return prefetch(ptr, bytes, device, stream);
 }
 

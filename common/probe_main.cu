@@ -51,9 +51,12 @@ json probe(bool bandwidth) {
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess || count == 0) {
     j["devices"] = 0;
-    if (driver == 0) j["reason"] = "no NVIDIA driver is loaded on this machine";
-    else if (err != cudaSuccess) j["reason"] = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
-    else j["reason"] = "the driver reports no CUDA device";
+    if (driver == 0)
+      j["reason"] = "no NVIDIA driver is loaded on this machine";
+    else if (err != cudaSuccess)
+      j["reason"] = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
+    else
+      j["reason"] = "the driver reports no CUDA device";
     return j;
   }
   j["devices"] = count;
@@ -92,8 +95,10 @@ int main(int argc, char** argv) {
   bool bandwidth = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--result" && i + 1 < argc) result_path = argv[++i];
-    else if (a == "--bandwidth") bandwidth = true;
+    if (a == "--result" && i + 1 < argc)
+      result_path = argv[++i];
+    else if (a == "--bandwidth")
+      bandwidth = true;
   }
   json j;
   try {

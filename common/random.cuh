@@ -20,8 +20,7 @@ __host__ __device__ inline std::uint64_t mix64(std::uint64_t x) {
 }
 
 // Uniform in [lo, hi), with 24 random bits: exactly representable as float.
-__host__ __device__ inline float uniform_at(std::uint64_t seed, std::uint64_t i, float lo,
-                                            float hi) {
+__host__ __device__ inline float uniform_at(std::uint64_t seed, std::uint64_t i, float lo, float hi) {
   const std::uint64_t bits = mix64(seed ^ mix64(i)) >> 40;
   const float unit = static_cast<float>(bits) * (1.0f / 16777216.0f);
   return lo + (hi - lo) * unit;
@@ -34,8 +33,7 @@ __host__ __device__ inline std::uint32_t uint_at(std::uint64_t seed, std::uint64
 namespace detail {
 // Internal linkage: this header is included by several translation units.
 namespace {
-__global__ void fill_uniform_kernel(float* out, std::size_t n, std::uint64_t seed, float lo,
-                                    float hi) {
+__global__ void fill_uniform_kernel(float* out, std::size_t n, std::uint64_t seed, float lo, float hi) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
        i += std::size_t(gridDim.x) * blockDim.x)
     out[i] = uniform_at(seed, i, lo, hi);

@@ -62,8 +62,7 @@ ServerProcess start_trusted_server(const RefereeArgs& args);
 // `phase` and `case_name` when there is no good reply. A worker that failed
 // is killed first, so what it printed is complete.
 nlohmann::json expect_reply(ServerProcess& server, const nlohmann::json& request, double timeout_s,
-                            const std::string& who, const std::string& case_name,
-                            const std::vector<int>& fds = {});
+                            const std::string& who, const std::string& case_name, const std::vector<int>& fds = {});
 
 // A problem of `case_name` built in the referee over exportable buffers, and
 // opened as set `set` in `server` over the same buffers.

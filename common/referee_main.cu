@@ -40,18 +40,30 @@ RefereeArgs parse_args(int argc, char** argv) {
     const std::string key = rest[i];
     if (i + 1 >= rest.size()) throw UsageError("missing value after " + key);
     const std::string value = rest[++i];
-    if (key == "--worker") a.worker = value;
-    else if (key == "--case") a.cases.push_back(value);
-    else if (key == "--facts") a.fact_cases.push_back(value);
-    else if (key == "--seed") a.seed = std::stoull(value, nullptr, 0);
-    else if (key == "--variant") a.variant = value;
-    else if (key == "--timeout") a.timeout_s = std::stod(value);
-    else if (key == "--cap-s") a.cap_s = std::stod(value);
-    else if (key == "--warmup-ms") a.warmup_ms = std::stod(value);
-    else if (key == "--min-rounds") a.min_rounds = std::stoul(value);
-    else if (key == "--stdout") a.out_file = value;
-    else if (key == "--stderr") a.err_file = value;
-    else if (key == "--fd") continue;  // serve's descriptor: always 3
+    if (key == "--worker")
+      a.worker = value;
+    else if (key == "--case")
+      a.cases.push_back(value);
+    else if (key == "--facts")
+      a.fact_cases.push_back(value);
+    else if (key == "--seed")
+      a.seed = std::stoull(value, nullptr, 0);
+    else if (key == "--variant")
+      a.variant = value;
+    else if (key == "--timeout")
+      a.timeout_s = std::stod(value);
+    else if (key == "--cap-s")
+      a.cap_s = std::stod(value);
+    else if (key == "--warmup-ms")
+      a.warmup_ms = std::stod(value);
+    else if (key == "--min-rounds")
+      a.min_rounds = std::stoul(value);
+    else if (key == "--stdout")
+      a.out_file = value;
+    else if (key == "--stderr")
+      a.err_file = value;
+    else if (key == "--fd")
+      continue;  // serve's descriptor: always 3
     else if (key == "--decide") {
       const auto colon = value.find(':');
       if (colon == std::string::npos) throw UsageError("--decide wants what:threshold");
@@ -114,9 +126,10 @@ class CaseRunner {
     CUDA_CHECK(cudaDeviceSynchronize());
     const json sets = json::array({set});
     const std::string variant = a_.variant;
-    if (p.host_steps()) expect_reply(worker_, {{"op", "before"}, {"sets", sets}, {"variant", variant}}, a_.timeout_s, "worker", name);
-    expect_reply(worker_, {{"op", "run"}, {"sets", sets}, {"variant", variant}, {"finish", p.host_steps()}}, a_.timeout_s,
-                 "worker", name);
+    if (p.host_steps())
+      expect_reply(worker_, {{"op", "before"}, {"sets", sets}, {"variant", variant}}, a_.timeout_s, "worker", name);
+    expect_reply(worker_, {{"op", "run"}, {"sets", sets}, {"variant", variant}, {"finish", p.host_steps()}},
+                 a_.timeout_s, "worker", name);
     std::vector<OutputSnapshot> snaps;
     for (auto* o : p.outputs()) snaps.push_back(o->snapshot());
     return snaps;
@@ -150,14 +163,16 @@ class CaseRunner {
     for (std::size_t k = 0; k < outputs.size(); ++k) {
       const Output& o = *outputs[k];
       json oj = output_json(o, snaps[k]);
-      if (expected[k].size() != o.count()) throw std::logic_error("the oracle's output " + o.name() + " has another size");
+      if (expected[k].size() != o.count())
+        throw std::logic_error("the oracle's output " + o.name() + " has another size");
       const auto cmp = compare_values(DType::f64, expected[k].data(), o.type(), snaps[k].bytes.data(), o.count(),
                                       o.dims(), o.tolerance());
       oj["mismatches"] = cmp.mismatches;
       oj["max_abs_error"] = value_json(cmp.max_abs_error);
       oj["max_rel_error"] = value_json(cmp.max_rel_error);
       oj["first"] = json::array();
-      for (const auto& m : cmp.first) oj["first"].push_back({{"where", m.where}, {"expected", value_json(m.expected)}, {"got", value_json(m.got)}});
+      for (const auto& m : cmp.first)
+        oj["first"].push_back({{"where", m.where}, {"expected", value_json(m.expected)}, {"got", value_json(m.got)}});
       all_clean = all_clean && clean(snaps[k]);
       all_match = all_match && cmp.ok();
       c["outputs"].push_back(oj);
@@ -183,7 +198,8 @@ class CaseRunner {
         if (f.is_object())
           reported.push_back({f.value("name", std::string()), f.value("ok", false), f.value("detail", std::string())});
       c["facts"] = json::array();
-      for (const auto& f : p->judge(reported)) c["facts"].push_back({{"name", f.name}, {"ok", f.ok}, {"detail", f.detail}});
+      for (const auto& f : p->judge(reported))
+        c["facts"].push_back({{"name", f.name}, {"ok", f.ok}, {"detail", f.detail}});
     }
     c["status"] = !all_clean ? "bad_output" : !all_match ? "mismatch" : "ok";
     problems_.push_back(std::move(p));  // the worker keeps its view of the buffers until the end
@@ -199,7 +215,8 @@ class CaseRunner {
 
 json mode_run(const LabDefinition& lab, const RefereeArgs& a, json& result) {
   for (const auto& f : a.fact_cases)
-    if (std::find(a.cases.begin(), a.cases.end(), f) == a.cases.end()) throw UsageError("--facts " + f + " is not a --case");
+    if (std::find(a.cases.begin(), a.cases.end(), f) == a.cases.end())
+      throw UsageError("--facts " + f + " is not a --case");
   ServerProcess worker = start_worker(a);
   CaseRunner runner(lab, a, worker);
   result["cases"] = json::array();
@@ -260,8 +277,10 @@ int main(int argc, char** argv) {
                              {"message", std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e)}};
       } else {
         result["device"] = device_json();
-        if (a.mode == "run") mode_run(lab, a, result);
-        else time_mode(lab, a, result);
+        if (a.mode == "run")
+          mode_run(lab, a, result);
+        else
+          time_mode(lab, a, result);
       }
     } else {
       throw UsageError("unknown mode \"" + a.mode + "\"");

@@ -4,9 +4,8 @@
 #pragma once
 
 #include <cmath>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace memlabs {
 

@@ -62,7 +62,8 @@ ServerProcess start_trusted_server(const RefereeArgs& a) {
   try {
     return ServerProcess::spawn(o);
   } catch (const std::exception& e) {
-    throw RunFailure({{"kind", "referee"}, {"message", std::string("could not start the trusted server: ") + e.what()}});
+    throw RunFailure(
+        {{"kind", "referee"}, {"message", std::string("could not start the trusted server: ") + e.what()}});
   }
 }
 
@@ -73,8 +74,14 @@ json expect_reply(ServerProcess& server, const json& request, double timeout_s, 
   const std::string phase = phase_of(op, who);
   const auto fail = [&](const std::string& kind, const std::string& message, json error = json::object()) -> json {
     server.kill_all();
-    json f = {{"kind", kind}, {"message", message}, {"who", who}, {"phase", phase}, {"case", case_name},
-              {"op", op}, {"ending", server.ending()}, {"recent", server.recent()}};
+    json f = {{"kind", kind},
+              {"message", message},
+              {"who", who},
+              {"phase", phase},
+              {"case", case_name},
+              {"op", op},
+              {"ending", server.ending()},
+              {"recent", server.recent()}};
     if (!error.empty()) f["error"] = std::move(error);
     if (server.crashed()) f["signal"] = server.signal();
     throw RunFailure(f);

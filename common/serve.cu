@@ -1,5 +1,3 @@
-#include "serve.cuh"
-
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -8,6 +6,7 @@
 
 #include "channel.hpp"
 #include "lab_api.cuh"
+#include "serve.cuh"
 #include "shared_memory.cuh"
 
 using nlohmann::json;
@@ -92,8 +91,8 @@ class Server {
     const cudaError_t e = cudaPointerGetAttributes(&a, sentinel_.data());
     if (e != cudaSuccess || a.type != cudaMemoryTypeDevice) {
       (void)cudaGetLastError();
-      throw CudaError(cudaErrorContextIsDestroyed, "cudaDeviceReset() or another teardown of the context in the lab's code",
-                      __FILE__, __LINE__);
+      throw CudaError(cudaErrorContextIsDestroyed,
+                      "cudaDeviceReset() or another teardown of the context in the lab's code", __FILE__, __LINE__);
     }
   }
 

@@ -108,17 +108,28 @@ void nap_us(long us) {
 
 const char* signal_name(int sig) {
   switch (sig) {
-    case SIGSEGV: return "SIGSEGV (segmentation fault)";
-    case SIGBUS: return "SIGBUS (bus error)";
-    case SIGFPE: return "SIGFPE (arithmetic error)";
-    case SIGILL: return "SIGILL (illegal instruction)";
-    case SIGABRT: return "SIGABRT (aborted)";
-    case SIGKILL: return "SIGKILL";
-    case SIGXCPU: return "SIGXCPU (CPU time limit)";
-    case SIGXFSZ: return "SIGXFSZ (file size limit)";
-    case SIGTERM: return "SIGTERM";
-    case SIGPIPE: return "SIGPIPE";
-    default: return nullptr;
+    case SIGSEGV:
+      return "SIGSEGV (segmentation fault)";
+    case SIGBUS:
+      return "SIGBUS (bus error)";
+    case SIGFPE:
+      return "SIGFPE (arithmetic error)";
+    case SIGILL:
+      return "SIGILL (illegal instruction)";
+    case SIGABRT:
+      return "SIGABRT (aborted)";
+    case SIGKILL:
+      return "SIGKILL";
+    case SIGXCPU:
+      return "SIGXCPU (CPU time limit)";
+    case SIGXFSZ:
+      return "SIGXFSZ (file size limit)";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGPIPE:
+      return "SIGPIPE";
+    default:
+      return nullptr;
   }
 }
 
@@ -216,7 +227,8 @@ ServerProcess ServerProcess::spawn(const SpawnOptions& o) {
     std::error_code ec;
     const fs::path tmp = fs::is_directory("/tmp", ec) ? fs::path("/tmp") : fs::temp_directory_path();
     std::string tmpl = (tmp / "memlabs-program-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw std::runtime_error(std::string("cannot create a folder: ") + std::strerror(errno));
+    if (!::mkdtemp(tmpl.data()))
+      throw std::runtime_error(std::string("cannot create a folder: ") + std::strerror(errno));
     sp.copied_program_dir_ = tmpl;
     const fs::path copy = fs::path(tmpl) / fs::path(argv[0]).filename();
     fs::copy_file(argv[0], copy);

@@ -17,7 +17,7 @@
 namespace memlabs {
 
 struct SpawnOptions {
-  std::vector<std::string> argv;  // argv[0] is an absolute path
+  std::vector<std::string> argv;       // argv[0] is an absolute path
   int stdout_fd = -1, stderr_fd = -1;  // -1: /dev/null
   // The submission's program: isolated as `isolation` says and, when the
   // referee runs as root outside a sandbox, run as nobody.
@@ -27,11 +27,11 @@ struct SpawnOptions {
 };
 
 struct Reply {
-  bool ok = false;            // the request was served
-  nlohmann::json body;        // the reply, also when it reports an error ({"ok": false, "error": ...})
-  std::string failure;        // why there is no reply: "timeout", "gone", "protocol"
-  std::string detail;         // for "protocol": what was wrong
-  double seconds = 0;         // from sending the request to the reply
+  bool ok = false;      // the request was served
+  nlohmann::json body;  // the reply, also when it reports an error ({"ok": false, "error": ...})
+  std::string failure;  // why there is no reply: "timeout", "gone", "protocol"
+  std::string detail;   // for "protocol": what was wrong
+  double seconds = 0;   // from sending the request to the reply
 };
 
 class ServerProcess {

@@ -1,18 +1,17 @@
-#include "shared_memory.cuh"
-
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <stdexcept>
-#include <string>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <stdexcept>
+#include <string>
 
 #include "cuda_check.cuh"
+#include "shared_memory.cuh"
 
 namespace memlabs {
 namespace {

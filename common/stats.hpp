@@ -68,9 +68,12 @@ struct FinalDecision {
 
 inline FinalDecision decide_final(const Interval& i, double threshold) {
   switch (decide(i, threshold)) {
-    case Decision::pass: return {true, false};
-    case Decision::fail: return {false, false};
-    case Decision::undecided: break;
+    case Decision::pass:
+      return {true, false};
+    case Decision::fail:
+      return {false, false};
+    case Decision::undecided:
+      break;
   }
   return {i.median >= threshold, true};
 }

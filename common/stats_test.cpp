@@ -49,7 +49,7 @@ TEST(MedianInterval, CoversTheTrueMedianAboutNinetyFivePercentOfTheTime) {
 
 TEST(Decide, PassFailAndUndecided) {
   Interval i{5.0, 4.8, 5.2, 30};
-  EXPECT_EQ(decide(i, 4.8), Decision::pass);   // lower bound on the threshold passes
+  EXPECT_EQ(decide(i, 4.8), Decision::pass);  // lower bound on the threshold passes
   EXPECT_EQ(decide(i, 4.0), Decision::pass);
   EXPECT_EQ(decide(i, 5.3), Decision::fail);
   EXPECT_EQ(decide(i, 5.0), Decision::undecided);

@@ -1,5 +1,3 @@
-#include "timing.cuh"
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -10,21 +8,22 @@
 #include "l2_flush.cuh"
 #include "referee_protocol.hpp"
 #include "stats.hpp"
+#include "timing.cuh"
 
 using nlohmann::json;
 
 namespace memlabs {
 namespace {
 
-constexpr double kTargetBatchMs = 2.0;     // a batch this long makes N a small share of it
-constexpr double kMaxBaselineBatchMs = 60;  // a slow baseline is timed on fewer sets
+constexpr double kTargetBatchMs = 2.0;        // a batch this long makes N a small share of it
+constexpr double kMaxBaselineBatchMs = 60;    // a slow baseline is timed on fewer sets
 constexpr double kMaxCandidateBatchS = 0.25;  // and so is a slow candidate
 constexpr std::size_t kMaxSets = 48;
-constexpr double kMemoryShare = 0.6;        // of free device memory, for the buffer sets
+constexpr double kMemoryShare = 0.6;  // of free device memory, for the buffer sets
 // The baseline beside the program, against alone: slower by up to this is noise
 // on every lab; beyond it the speedup is scaled down (see report()).
 constexpr double kNoiseInterference = 1.10;
-constexpr double kCompareScale = 2.0;       // candidate vs baseline: each within tolerance of the exact answer
+constexpr double kCompareScale = 2.0;  // candidate vs baseline: each within tolerance of the exact answer
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -131,11 +130,14 @@ class Session {
 
     std::size_t free_bytes = 0, total_bytes = 0;
     CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    const std::size_t by_memory = set_bytes > 0 ? static_cast<std::size_t>(kMemoryShare * free_bytes / (2.0 * set_bytes)) : kMaxSets;
-    k_ = host_steps_ ? 1 : std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(kTargetBatchMs / (1e3 * floor_s))), 1,
-                                                   std::max<std::size_t>(1, std::min(by_memory, kMaxSets)));
-    k_baseline_ = std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(kTargetBatchMs / (1e3 * a1))), 1,
-                                          std::max<std::size_t>(1, static_cast<std::size_t>(kMaxBaselineBatchMs / (1e3 * a1))));
+    const std::size_t by_memory =
+        set_bytes > 0 ? static_cast<std::size_t>(kMemoryShare * free_bytes / (2.0 * set_bytes)) : kMaxSets;
+    k_ = host_steps_ ? 1
+                     : std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(kTargetBatchMs / (1e3 * floor_s))), 1,
+                                               std::max<std::size_t>(1, std::min(by_memory, kMaxSets)));
+    k_baseline_ =
+        std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(kTargetBatchMs / (1e3 * a1))), 1,
+                                std::max<std::size_t>(1, static_cast<std::size_t>(kMaxBaselineBatchMs / (1e3 * a1))));
     k_baseline_ = std::min(k_baseline_, k_);
 
     for (std::size_t k = 1; k < k_; ++k)
@@ -194,7 +196,8 @@ class Session {
     const bool untrusted = &server == &worker_;
     if (untrusted) worker_.resume();
     const json reply = expect_reply(server, request, a_.timeout_s, who, case_);
-    if (untrusted && !worker_.pause()) throw RunFailure({{"kind", "pause"}, {"message", "your program could not be paused"}});
+    if (untrusted && !worker_.pause())
+      throw RunFailure({{"kind", "pause"}, {"message", "your program could not be paused"}});
     return reply.value("seconds", 0.0);
   }
 
@@ -211,27 +214,34 @@ class Session {
   }
 
   // Host-step labs time only the GPU side: their untimed host steps run around it.
-  double run_variant(ServerProcess& server, const std::vector<std::size_t>& sets, const char* variant, const std::string& who) {
+  double run_variant(ServerProcess& server, const std::vector<std::size_t>& sets, const char* variant,
+                     const std::string& who) {
     const json s = sets_json(sets);
     if (!host_steps_) return flushed(server, {{"op", "run"}, {"sets", s}, {"variant", variant}}, who);
     const bool untrusted = &server == &worker_;
     if (untrusted) worker_.resume();
     expect_reply(server, {{"op", "before"}, {"sets", s}, {"variant", variant}}, a_.timeout_s, who, case_);
-    if (untrusted && !worker_.pause()) throw RunFailure({{"kind", "pause"}, {"message", "your program could not be paused"}});
+    if (untrusted && !worker_.pause())
+      throw RunFailure({{"kind", "pause"}, {"message", "your program could not be paused"}});
     const double t = flushed(server, {{"op", "run"}, {"sets", s}, {"variant", variant}}, who);
     if (untrusted) worker_.resume();
     expect_reply(server, {{"op", "after"}, {"sets", s}, {"variant", variant}}, a_.timeout_s, who, case_);
-    if (untrusted && !worker_.pause()) throw RunFailure({{"kind", "pause"}, {"message", "your program could not be paused"}});
+    if (untrusted && !worker_.pause())
+      throw RunFailure({{"kind", "pause"}, {"message", "your program could not be paused"}});
     return t;
   }
 
-  double slot_baseline(const std::vector<std::size_t>& sets) { return run_variant(trusted_, sets, "baseline", "trusted"); }
+  double slot_baseline(const std::vector<std::size_t>& sets) {
+    return run_variant(trusted_, sets, "baseline", "trusted");
+  }
   // The candidate, or with --variant baseline the baseline through the same path (a self-test).
   double slot_candidate() { return run_variant(worker_, all_sets(), a_.variant.c_str(), "worker"); }
   double slot_copy(std::size_t times) {
     return flushed(trusted_, {{"op", "copy"}, {"bytes", copy_bytes_}, {"times", times}}, "trusted");
   }
-  double slot_library() { return flushed(trusted_, {{"op", "library"}, {"sets", sets_json(all_sets_trusted())}}, "trusted"); }
+  double slot_library() {
+    return flushed(trusted_, {{"op", "library"}, {"sets", sets_json(all_sets_trusted())}}, "trusted");
+  }
   double slot_nop() { return flushed(trusted_, {{"op", "nop"}}, "trusted"); }
 
   // Every set in use (a slow candidate uses only the first few of those allocated).
@@ -261,8 +271,8 @@ class Session {
     const auto used = all_sets_trusted();
     std::vector<std::uint64_t> seeds(used.size());
     for (auto& s : seeds) s = rng_();
-    expect_reply(trusted_, {{"op", "inputs"}, {"sets", sets_json(used)}, {"seed", host_seed}},
-                 a_.timeout_s, "trusted", case_);
+    expect_reply(trusted_, {{"op", "inputs"}, {"sets", sets_json(used)}, {"seed", host_seed}}, a_.timeout_s, "trusted",
+                 case_);
     for (std::size_t k : used) {
       trusted_sets_[k]->fill(seeds[k], host_seed);
       for (auto* o : trusted_sets_[k]->outputs()) o->poison(stream_);
@@ -292,15 +302,19 @@ class Session {
       Problem& c = *candidate_sets_[k];
       const auto ins = c.inputs();
       for (std::size_t i = 0; i < ins.size(); ++i)
-        if (is_device_memory(ins[i].data) && device_digest(ins[i].data, ins[i].bytes, stream_) != input_digests_[k][i]) {
+        if (is_device_memory(ins[i].data) &&
+            device_digest(ins[i].data, ins[i].bytes, stream_) != input_digests_[k][i]) {
           failure_ = {"modified_input", {{"input", ins[i].name}}};
           return false;
         }
       for (auto* o : c.outputs()) {
         const OutputScan scan = scan_output(*o, stream_);
         if (scan.unwritten) {
-          failure_ = {"unwritten", {{"output", o->name()}, {"unwritten", scan.unwritten}, {"count", o->count()},
-                                    {"first", format_index(scan.first_unwritten, o->dims())}}};
+          failure_ = {"unwritten",
+                      {{"output", o->name()},
+                       {"unwritten", scan.unwritten},
+                       {"count", o->count()},
+                       {"first", format_index(scan.first_unwritten, o->dims())}}};
           return false;
         }
         if (!scan.guard_before_intact || !scan.guard_after_intact) {
@@ -317,8 +331,12 @@ class Session {
         ++verified_outputs_;
         if (cmp.mismatches) {
           failure_ = {"mismatch",
-                      {{"output", got[j]->name()}, {"mismatches", cmp.mismatches}, {"count", got[j]->count()},
-                       {"where", format_index(cmp.first, got[j]->dims())}, {"expected", value_json(cmp.expected)}, {"got", value_json(cmp.got)}}};
+                      {{"output", got[j]->name()},
+                       {"mismatches", cmp.mismatches},
+                       {"count", got[j]->count()},
+                       {"where", format_index(cmp.first, got[j]->dims())},
+                       {"expected", value_json(cmp.expected)},
+                       {"got", value_json(cmp.got)}}};
           return false;
         }
       }
@@ -385,7 +403,8 @@ class Session {
     const double target = 0.02;
     if (median_interval(s_.speedup).relative_half_width() > target) return false;
     if (!s_.fraction.empty() && median_interval(s_.fraction).relative_half_width() > target) return false;
-    if (!s_.library_fraction.empty() && median_interval(s_.library_fraction).relative_half_width() > target) return false;
+    if (!s_.library_fraction.empty() && median_interval(s_.library_fraction).relative_half_width() > target)
+      return false;
     return true;
   }
 
@@ -401,8 +420,8 @@ class Session {
 
   void fail(json& result) {
     result["status"] = "timed_failure";
-    result["timed_failure"] = {{"kind", failure_.kind}, {"detail", failure_.detail},
-                               {"verified_batches", candidate_batches_ - 1}};
+    result["timed_failure"] = {
+        {"kind", failure_.kind}, {"detail", failure_.detail}, {"verified_batches", candidate_batches_ - 1}};
   }
 
   void report(json& result, double wall, double total) {
@@ -456,8 +475,11 @@ class Session {
     }
     t["baseline_gbps"] = bytes / (base * 1e6);
     t["candidate_gbps"] = bytes / (cand * 1e6);
-    t["interference"] = {{"solo_baseline_ms", solo}, {"baseline_ms", base}, {"ratio", slowdown},
-                         {"limit", interference_limit_}, {"speedup_scale", speedup_scale}};
+    t["interference"] = {{"solo_baseline_ms", solo},
+                         {"baseline_ms", base},
+                         {"ratio", slowdown},
+                         {"limit", interference_limit_},
+                         {"speedup_scale", speedup_scale}};
     result["timing"] = t;
     result["status"] = slowdown > interference_limit_ ? "interference" : "ok";
   }

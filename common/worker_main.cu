@@ -48,8 +48,10 @@ int main(int argc, char** argv) {
   std::uint64_t seed = 1;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
-    if (k == "--case") cases.push_back(argv[i + 1]);
-    else if (k == "--seed") seed = std::stoull(argv[i + 1], nullptr, 0);
+    if (k == "--case")
+      cases.push_back(argv[i + 1]);
+    else if (k == "--seed")
+      seed = std::stoull(argv[i + 1], nullptr, 0);
   }
   try {
     return standalone(cases, seed);

@@ -34,8 +34,10 @@ class StderrTo {
   ~StderrTo() {
     ::dup2(saved_, STDERR_FILENO);
     ::close(saved_);
-    if (had_term_) ::setenv("TERM", saved_term_.c_str(), 1);
-    else ::unsetenv("TERM");
+    if (had_term_)
+      ::setenv("TERM", saved_term_.c_str(), 1);
+    else
+      ::unsetenv("TERM");
     Activity::configure(false);
   }
 
@@ -95,7 +97,7 @@ TEST(Activity, OnATerminalItAnimatesThenErasesItsLine) {
   EXPECT_NE(screen.find("building kernel.cu"), std::string::npos) << screen;
   EXPECT_NE(screen.find("timing 8192x8192"), std::string::npos) << screen;
   EXPECT_NE(screen.find(" s"), std::string::npos) << screen;  // the elapsed seconds
-  EXPECT_EQ(screen.find('\n'), std::string::npos) << screen;   // one line, redrawn in place
+  EXPECT_EQ(screen.find('\n'), std::string::npos) << screen;  // one line, redrawn in place
   EXPECT_TRUE(ends_with(screen, kErase)) << screen;
 }
 

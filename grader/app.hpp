@@ -23,8 +23,8 @@ struct GlobalOptions {
   bool json = false;
   bool no_color = false;
   bool verbose = false;
-  std::string arch;               // --arch sm_XX; empty = the GPU's, else sm_90
-  std::filesystem::path root;     // --root; empty = discover
+  std::string arch;            // --arch sm_XX; empty = the GPU's, else sm_90
+  std::filesystem::path root;  // --root; empty = discover
 };
 
 struct Command {

@@ -1,11 +1,11 @@
 #include "bar_chart.hpp"
-#include "text.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <sstream>
 
 #include "terminal.hpp"
+#include "text.hpp"
 
 namespace grader {
 namespace {
@@ -27,16 +27,13 @@ std::vector<std::string> bar_cells(double fraction, int width, bool unicode, con
   return cells;
 }
 
-
 // Whole units are precise enough for thousands of GB/s; a slow kernel's 4.2 GB/s keeps a decimal.
 std::string value_text(double v, const std::string& unit) {
   if (!std::isfinite(v)) return "-";
   return fixed(v, std::fabs(v) < 10 ? 1 : 0) + (unit.empty() ? "" : " " + unit);
 }
 
-std::string percent_text(double v, double of) {
-  return std::isfinite(v) ? fixed(100 * v / of, 1) + " %" : "-";
-}
+std::string percent_text(double v, double of) { return std::isfinite(v) ? fixed(100 * v / of, 1) + " %" : "-"; }
 
 std::string pad_right(const std::string& s, std::size_t width) {
   return s + std::string(width - std::min(width, display_width(s)), ' ');

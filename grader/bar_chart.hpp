@@ -23,9 +23,9 @@ struct Roofline {
 };
 
 struct BarChartOptions {
-  int width = 40;        // cells in a full bar
-  bool unicode = true;   // eighth blocks (Style::unicode()); else '#', whole cells
-  std::string indent;    // put before every line
+  int width = 40;       // cells in a full bar
+  bool unicode = true;  // eighth blocks (Style::unicode()); else '#', whole cells
+  std::string indent;   // put before every line
 };
 
 // One line per row: label, bar, value with its unit and, with a roofline, the

@@ -50,8 +50,7 @@ TEST(BarChart, AValueThatIsNotFiniteOrIsNegativeDrawsNoBar) {
 }
 
 TEST(BarChart, ARooflineThatIsNotPositiveIsLeftOut) {
-  EXPECT_EQ(render_bar_chart({{"yours", 2, "GB/s"}}, Roofline{"memcpy", 0}, {2, true, ""}),
-            "yours  ██  2.0 GB/s\n");
+  EXPECT_EQ(render_bar_chart({{"yours", 2, "GB/s"}}, Roofline{"memcpy", 0}, {2, true, ""}), "yours  ██  2.0 GB/s\n");
 }
 
 TEST(BarChart, SmallValuesKeepADecimalLargeOnesAreWhole) {

@@ -1,5 +1,4 @@
 #include "batch.hpp"
-#include "text.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -22,6 +21,7 @@
 #include "gpu_lock.hpp"
 #include "session.hpp"
 #include "sha256.hpp"
+#include "text.hpp"
 
 extern char** environ;
 
@@ -42,11 +42,16 @@ bool is_utf8_text(const std::string& s) {
     if (c == 0) return false;
     std::size_t len;
     unsigned lo = 0x80, hi = 0xBF;
-    if (c < 0x80) len = 1;
-    else if (c >= 0xC2 && c <= 0xDF) len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) len = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-    else if (c >= 0xF0 && c <= 0xF4) len = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-    else return false;
+    if (c < 0x80)
+      len = 1;
+    else if (c >= 0xC2 && c <= 0xDF)
+      len = 2;
+    else if (c >= 0xE0 && c <= 0xEF)
+      len = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+    else if (c >= 0xF0 && c <= 0xF4)
+      len = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+    else
+      return false;
     if (i + len > s.size()) return false;
     for (std::size_t k = 1; k < len; ++k) {
       const unsigned char x = b(i + k);
@@ -87,10 +92,10 @@ std::string without_trailing_blanks(std::string s) {
 }  // namespace
 
 std::string result_file_stem(const std::string& id) {
-  const bool plain = !id.empty() && id.size() <= 100 && id[0] != '-' && id[0] != '.' &&
-                     std::all_of(id.begin(), id.end(), [](char c) {
-                       return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
-                     });
+  const bool plain =
+      !id.empty() && id.size() <= 100 && id[0] != '-' && id[0] != '.' && std::all_of(id.begin(), id.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+      });
   if (plain) return id;
   return "id-" + sha256_hex(id).substr(0, 24);
 }
@@ -151,7 +156,8 @@ std::string check_submission_file(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) return "cannot read " + file.filename().string();
   const std::string text = read_file(file).value_or("");
-  if (text.find('\0') != std::string::npos) return "binary: " + file.filename().string() + " holds NUL bytes, not source code";
+  if (text.find('\0') != std::string::npos)
+    return "binary: " + file.filename().string() + " holds NUL bytes, not source code";
   if (!is_utf8_text(text)) return "binary: " + file.filename().string() + " is not UTF-8 text";
   return "";
 }
@@ -256,8 +262,9 @@ BatchEnvironment prepare_batch_environment(const Session& session, const std::st
     if (!ec && (perms & fs::perms::others_read) != fs::perms::none)
       without_bwrap += "; WARNING: " + solutions.string() + " is readable by others (chmod -R o-rwx it, or use bwrap)";
   } else {
-    without_bwrap = "the submission's program runs as the grading user and can read and write whatever it can "
-                    "(use bwrap, or grade as root so that it runs as nobody)";
+    without_bwrap =
+        "the submission's program runs as the grading user and can read and write whatever it can "
+        "(use bwrap, or grade as root so that it runs as nobody)";
   }
   if (mode == "rlimits") {
     b.isolation.mode = "rlimits";
@@ -266,8 +273,10 @@ BatchEnvironment prepare_batch_environment(const Session& session, const std::st
     const BwrapStatus bw = probe_bwrap();
     if (bw.works) {
       b.isolation.mode = "bwrap";
-      b.isolation_note = "bwrap sandbox: read-only /, no network, own user and pid namespaces; the course, $HOME, /tmp "
-                         "and the submissions and results folders hidden; " + limits;
+      b.isolation_note =
+          "bwrap sandbox: read-only /, no network, own user and pid namespaces; the course, $HOME, /tmp "
+          "and the submissions and results folders hidden; " +
+          limits;
     } else if (mode == "bwrap") {
       throw EnvironmentError("--isolation bwrap: " + bw.reason);
     } else {
@@ -351,7 +360,9 @@ BatchRow grade_submission(const Submission& s, const BatchSettings& settings) {
   } else {
     row.status = "error";
     const std::string err = without_trailing_blanks(read_head(o.stderr_file, 600));
-    row.reason = "the grader did not finish (" + (r.timed_out ? "timed out after " + std::to_string(static_cast<int>(settings.timeout_s)) + " s" : r.describe()) +
+    row.reason = "the grader did not finish (" +
+                 (r.timed_out ? "timed out after " + std::to_string(static_cast<int>(settings.timeout_s)) + " s"
+                              : r.describe()) +
                  ")" + (err.empty() ? "" : ": " + err);
   }
   fs::remove_all(private_dir, ec);
@@ -370,7 +381,8 @@ std::vector<BatchRow> run_batch(const std::vector<Submission>& subs, const Batch
 
   const auto finish = [&](std::size_t i, BatchRow row) {
     if (!row.reused)
-      write_file_atomically(row_file(row.id), row_to_json(row, settings.lab_id, settings.isolation.mode).dump(2) + "\n");
+      write_file_atomically(row_file(row.id),
+                            row_to_json(row, settings.lab_id, settings.isolation.mode).dump(2) + "\n");
     std::lock_guard<std::mutex> lock(mutex);
     rows[i] = std::move(row);
     if (progress) progress(rows[i]);

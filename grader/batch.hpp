@@ -79,7 +79,7 @@ struct BatchRow {
   int grader_exit_code = -1;
   nlohmann::json report;  // the grade/1 document, or null
   double seconds = 0;
-  bool reused = false;    // read back from an earlier run (not written to the file)
+  bool reused = false;  // read back from an earlier run (not written to the file)
 };
 
 nlohmann::json row_to_json(const BatchRow& row, const std::string& lab_id, const std::string& isolation);

@@ -88,8 +88,9 @@ TEST_F(BatchDir, ChecksFiles) {
 }
 
 TEST_F(BatchDir, HintsComeFromTheSubmissionsProgress) {
-  write("a/.grader/progress.json",
-        R"({"format_version":1,"labs":{"lab07":{"steps_passed":[1],"hints_shown":{"1":2,"3":1}},"lab05":{"hints_shown":{"1":9}}}})");
+  write(
+      "a/.grader/progress.json",
+      R"({"format_version":1,"labs":{"lab07":{"steps_passed":[1],"hints_shown":{"1":2,"3":1}},"lab05":{"hints_shown":{"1":9}}}})");
   write("b/.grader/progress.json", "{ not json");
   EXPECT_EQ(hints_used(dir / "a", "lab07"), 3);
   EXPECT_EQ(hints_used(dir / "a", "lab05"), 9);
@@ -132,7 +133,9 @@ TEST_F(BatchDir, RowRoundTrips) {
 // bytes is kept: grader_exe does not exist, so any grade would be an "error" row.
 TEST_F(BatchDir, RejectsBadOnesAndResumesFinishedRows) {
   write("subs/empty/kernel.cu", "");
-  write("subs/bin.cu", std::string("\x7f" "ELF\0\0", 6));
+  write("subs/bin.cu", std::string("\x7f"
+                                   "ELF\0\0",
+                                   6));
   write("subs/done.cu", "// graded before\n");
   write("subs/changed.cu", "// edited since\n");
   BatchSettings s;
@@ -164,5 +167,6 @@ TEST_F(BatchDir, RejectsBadOnesAndResumesFinishedRows) {
   EXPECT_EQ(rows[2].report["marker"], "done");
   EXPECT_EQ(rows[3].id, "empty");
   EXPECT_EQ(rows[3].status, "rejected");
-  for (const char* id : {"bin", "changed", "done", "empty"}) EXPECT_TRUE(fs::exists(s.out / "results" / (std::string(id) + ".json"))) << id;
+  for (const char* id : {"bin", "changed", "done", "empty"})
+    EXPECT_TRUE(fs::exists(s.out / "results" / (std::string(id) + ".json"))) << id;
 }

@@ -1,5 +1,4 @@
 #include "builder.hpp"
-#include "text.hpp"
 
 #include <unistd.h>
 
@@ -18,6 +17,7 @@
 #include "diagnostics.hpp"
 #include "isolation.hpp"
 #include "sandbox.hpp"
+#include "text.hpp"
 
 namespace fs = std::filesystem;
 
@@ -29,11 +29,12 @@ const std::vector<std::string> kSourceExtensions = {".cu", ".cuh", ".hpp", ".h",
 const std::vector<std::string> kHeaderExtensions = {".cuh", ".h", ".hpp"};
 
 // common/'s translation units, and which program links which.
-const std::vector<std::string> kCommonUnits = {"referee_main.cu", "referee_support.cu", "timing.cu", "device_checks.cu",
-                                               "serve.cu",        "shared_memory.cu",   "worker_main.cu",
-                                               "channel.cpp",     "isolation.cpp",      "server_process.cpp"};
-const std::vector<std::string> kRefereeUnits = {"referee_main", "referee_support", "timing", "device_checks", "serve",
-                                                "shared_memory", "channel", "isolation", "server_process"};
+const std::vector<std::string> kCommonUnits = {
+    "referee_main.cu",  "referee_support.cu", "timing.cu",   "device_checks.cu", "serve.cu",
+    "shared_memory.cu", "worker_main.cu",     "channel.cpp", "isolation.cpp",    "server_process.cpp"};
+const std::vector<std::string> kRefereeUnits = {"referee_main",  "referee_support", "timing",
+                                                "device_checks", "serve",           "shared_memory",
+                                                "channel",       "isolation",       "server_process"};
 const std::vector<std::string> kWorkerUnits = {"worker_main", "serve", "shared_memory", "channel"};
 
 std::string stem_of(const std::string& unit) { return fs::path(unit).stem().string(); }
@@ -97,8 +98,10 @@ bool run_tool(std::vector<std::string> argv, const fs::path& work, std::string& 
   o.argv = argv;
   o.cwd = work;
   o.timeout_s = kCompileTimeout;
-  if (stdout_text) o.capture_stdout_bytes = 16u << 20;
-  else o.stdout_file = work / "tool.stdout";
+  if (stdout_text)
+    o.capture_stdout_bytes = 16u << 20;
+  else
+    o.stdout_file = work / "tool.stdout";
   o.stderr_file = work / "tool.stderr";
   if (verbose) {
     std::string line = "$";
@@ -107,8 +110,10 @@ bool run_tool(std::vector<std::string> argv, const fs::path& work, std::string& 
   }
   const ChildResult r = run_child(o);
   if (r.interrupted) throw Interrupted();
-  if (stdout_text) *stdout_text = r.stdout_text;
-  else log += read_file(o.stdout_file).value_or("");
+  if (stdout_text)
+    *stdout_text = r.stdout_text;
+  else
+    log += read_file(o.stdout_file).value_or("");
   log += read_file(o.stderr_file).value_or("");
   std::error_code ec;
   fs::remove(work / "tool.stdout", ec);
@@ -200,9 +205,12 @@ std::string forbidden_assembly(const std::string& assembly) {
     bool in_string = false, escaped = false;
     for (const char c : line) {
       if (in_string) {
-        if (escaped) escaped = false;
-        else if (c == '\\') escaped = true;
-        else if (c == '"') in_string = false;
+        if (escaped)
+          escaped = false;
+        else if (c == '\\')
+          escaped = true;
+        else if (c == '"')
+          in_string = false;
         continue;
       }
       if (c == '"') {
@@ -245,8 +253,8 @@ bool Builder::common_objects(std::vector<fs::path>& objects, std::string& log, b
         std::string l;
         auto argv = std::vector<std::string>{toolchain_.nvcc.string()};
         for (const auto& f : compile_flags()) argv.push_back(f);
-        argv.insert(argv.end(), {"-I" + common.string(), "-c", (common / u).string(), "-o",
-                                 (work / (stem_of(u) + ".o")).string()});
+        argv.insert(argv.end(),
+                    {"-I" + common.string(), "-c", (common / u).string(), "-o", (work / (stem_of(u) + ".o")).string()});
         const bool ok = run_tool(argv, work, l, settings_.verbose);
         return std::make_pair(ok, l);
       }));
@@ -279,10 +287,10 @@ fs::path Builder::probe() {
   ContentHash h;
   h.add(toolchain_.version).add_tree(common, kSourceExtensions);
   auto entry = cached_build(settings_.cache_dir, "probe", h.hex(), [&](const fs::path& work, std::string& log) {
-    return run_tool({toolchain_.nvcc.string(), "-std=c++17", "-O2", "-I" + common.string(),
-                     (common / "probe_main.cu").string(), (common / "shared_memory.cu").string(), "-o",
-                     (work / "probe").string()},
-                    work, log, settings_.verbose);
+    return run_tool(
+        {toolchain_.nvcc.string(), "-std=c++17", "-O2", "-I" + common.string(), (common / "probe_main.cu").string(),
+         (common / "shared_memory.cu").string(), "-o", (work / "probe").string()},
+        work, log, settings_.verbose);
   });
   if (!entry.ok) throw EnvironmentError("could not build the device probe:\n" + entry.log);
   return entry.dir / "probe";
@@ -295,7 +303,8 @@ std::vector<RunnerBuild> Builder::build(const std::vector<RunnerSource>& sources
   std::string common_log;
   bool common_cached = false;
   // The common objects and every kernel and driver compile at the same time.
-  auto common_job = std::async(std::launch::async, [&] { return common_objects(common_objs, common_log, common_cached); });
+  auto common_job =
+      std::async(std::launch::async, [&] { return common_objects(common_objs, common_log, common_cached); });
 
   const fs::path common = settings_.course_root / "common";
   const fs::path toolkit_root = fs::weakly_canonical(toolchain_.nvcc).parent_path().parent_path();
@@ -309,16 +318,17 @@ std::vector<RunnerBuild> Builder::build(const std::vector<RunnerSource>& sources
 
     // driver.cu twice: into the submission's program, and into the referee (which leaves out every call of kernel.cu).
     for (const bool referee : {false, true}) {
-      const std::string key = ContentHash(base).add(referee ? "referee" : "worker").add_file(src.lab_dir / "driver.cu").hex();
+      const std::string key =
+          ContentHash(base).add(referee ? "referee" : "worker").add_file(src.lab_dir / "driver.cu").hex();
       (referee ? referee_drivers : worker_drivers).push_back(std::async(std::launch::async, [&, src, key, referee] {
         return cached_build(settings_.cache_dir, referee ? "driver-referee" : "driver", key,
                             [&](const fs::path& work, std::string& log) {
                               auto argv = std::vector<std::string>{toolchain_.nvcc.string()};
                               for (const auto& f : compile_flags()) argv.push_back(f);
                               if (referee) argv.push_back("-DMEMLABS_REFEREE");
-                              argv.insert(argv.end(), {"-I" + src.lab_dir.string(), "-I" + common.string(), "-c",
-                                                       (src.lab_dir / "driver.cu").string(), "-o",
-                                                       (work / "driver.o").string()});
+                              argv.insert(argv.end(),
+                                          {"-I" + src.lab_dir.string(), "-I" + common.string(), "-c",
+                                           (src.lab_dir / "driver.cu").string(), "-o", (work / "driver.o").string()});
                               return run_tool(argv, work, log, settings_.verbose);
                             });
       }));
@@ -340,11 +350,11 @@ std::vector<RunnerBuild> Builder::build(const std::vector<RunnerSource>& sources
         for (const auto& f : compile_flags()) flags.push_back(f);
         flags.insert(flags.end(), {"-I" + (stage / "lab").string(), "-I" + (stage / "common").string()});
         const auto shorten = [&](std::string text) {
-          for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
-                   {(stage / "kernel.cu").string(), src.display_name},
-                   {(stage / "lab").string() + "/", ""},
-                   {(stage / "common").string() + "/", "common/"},
-                   {work.string() + "/", ""}}) {
+          for (const auto& [from, to] :
+               std::vector<std::pair<std::string, std::string>>{{(stage / "kernel.cu").string(), src.display_name},
+                                                                {(stage / "lab").string() + "/", ""},
+                                                                {(stage / "common").string() + "/", "common/"},
+                                                                {work.string() + "/", ""}}) {
             for (std::size_t pos = 0; (pos = text.find(from, pos)) != std::string::npos; pos += to.size())
               text.replace(pos, from.size(), to);
           }
@@ -361,8 +371,9 @@ std::vector<RunnerBuild> Builder::build(const std::vector<RunnerSource>& sources
           std::smatch m;
           const std::string all = log;
           if (std::regex_search(all, m, missing)) {
-            const std::string foreign = foreign_includes({m[1].str().front() == '/' ? m[1].str() : (stage / m[1].str()).string()},
-                                                         {fs::weakly_canonical(stage)});
+            const std::string foreign =
+                foreign_includes({m[1].str().front() == '/' ? m[1].str() : (stage / m[1].str()).string()},
+                                 {fs::weakly_canonical(stage)});
             if (!foreign.empty()) {
               log = foreign + "\n";
               return false;
@@ -376,9 +387,9 @@ std::vector<RunnerBuild> Builder::build(const std::vector<RunnerSource>& sources
             if (line.rfind(src.display_name, 0) == 0) log += line + "\n";
           return false;
         }
-        const std::string foreign =
-            foreign_includes(parse_dependency_rule(deps), {fs::weakly_canonical(stage), toolkit_root, "/usr/include",
-                                                           "/usr/lib/gcc", "/usr/local/include"});
+        const std::string foreign = foreign_includes(
+            parse_dependency_rule(deps),
+            {fs::weakly_canonical(stage), toolkit_root, "/usr/include", "/usr/lib/gcc", "/usr/local/include"});
         if (!foreign.empty()) {
           log = foreign + "\n";
           return false;
@@ -471,7 +482,8 @@ std::vector<RunnerBuild> Builder::build(const std::vector<RunnerSource>& sources
       r.stage = "link";
       r.diagnostics = format_compiler_output(worker.log, {{settings_.cache_dir.string() + "/", ""}});
       if (auto missing = missing_symbol(worker.log))
-        r.diagnostics = *missing + "\n" + src.display_name + " must define it exactly as lab.cuh declares it.\n" + r.diagnostics;
+        r.diagnostics =
+            *missing + "\n" + src.display_name + " must define it exactly as lab.cuh declares it.\n" + r.diagnostics;
       continue;
     }
     const CacheEntry referee = link("referee", kRefereeUnits, {referee_driver.dir / "driver.o"});

@@ -39,16 +39,16 @@ struct KernelBuild {
 struct RunnerBuild {
   bool ok = false, cached = false;
   double seconds = 0;
-  std::string stage;        // where it failed: "kernel", "driver", "common", "link", "referee"
-  std::string diagnostics;  // human-readable, short paths
+  std::string stage;              // where it failed: "kernel", "driver", "common", "link", "referee"
+  std::string diagnostics;        // human-readable, short paths
   std::filesystem::path worker;   // the submission's program
   std::filesystem::path referee;  // the lab's referee
   KernelBuild kernel;
 };
 
 struct RunnerSource {
-  std::filesystem::path lab_dir;       // driver.cu, lab.cuh
-  std::filesystem::path kernel;        // the kernel.cu to build (student's, a fixture, or the solution)
+  std::filesystem::path lab_dir;  // driver.cu, lab.cuh
+  std::filesystem::path kernel;   // the kernel.cu to build (student's, a fixture, or the solution)
   std::string display_name = "kernel.cu";
   std::vector<std::string> link_libraries;  // from lab.json "link"
 };

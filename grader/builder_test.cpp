@@ -8,8 +8,8 @@ namespace grader {
 namespace {
 
 TEST(DependencyRule, ReadsEveryFileAfterTheTarget) {
-  const auto files = parse_dependency_rule(
-      "kernel.o : /w/src/kernel.cu \\\n    /usr/include/stdio.h \\\n    /w/src/lab/lab.cuh\n");
+  const auto files =
+      parse_dependency_rule("kernel.o : /w/src/kernel.cu \\\n    /usr/include/stdio.h \\\n    /w/src/lab/lab.cuh\n");
   ASSERT_EQ(files.size(), 3u);
   EXPECT_EQ(files[0], "/w/src/kernel.cu");
   EXPECT_EQ(files[2], "/w/src/lab/lab.cuh");
@@ -22,8 +22,9 @@ TEST(DependencyRule, KeepsEscapedSpacesInANameAndAcceptsAGluedColon) {
 }
 
 TEST(ForeignIncludes, TheStagedFilesAndSystemHeadersAreAllowed) {
-  EXPECT_EQ(foreign_includes({"/w/src/kernel.cu", "/w/src/lab/lab.cuh", "/usr/include/stdio.h"}, {"/w/src", "/usr/include"}),
-            "");
+  EXPECT_EQ(
+      foreign_includes({"/w/src/kernel.cu", "/w/src/lab/lab.cuh", "/usr/include/stdio.h"}, {"/w/src", "/usr/include"}),
+      "");
 }
 
 TEST(ForeignIncludes, ASolutionOrAnyOtherFileIsRefusedWithoutQuotingIt) {

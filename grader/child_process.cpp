@@ -110,8 +110,7 @@ void close_inherited_fds(int keep, int max_fd) {
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
 
-  if (::dup2(p.in_fd, 0) < 0 || ::dup2(p.out_fd, 1) < 0 || ::dup2(p.err_fd, 2) < 0)
-    child_fail(report_fd, kRedirect);
+  if (::dup2(p.in_fd, 0) < 0 || ::dup2(p.out_fd, 1) < 0 || ::dup2(p.err_fd, 2) < 0) child_fail(report_fd, kRedirect);
   close_inherited_fds(report_fd, p.max_fd);
 
   const rlimit no_core{0, 0};  // a crash must not drop core files in the lab folder
@@ -462,8 +461,7 @@ ChildResult run_child(const ChildOptions& o) {
   }
   sweep_adopted_orphans();
   result.wall_s = seconds_since(t0);
-  if (reaped != pid)
-    return result;  // someone else reaped it (SIGCHLD ignored): no status to report
+  if (reaped != pid) return result;  // someone else reaped it (SIGCHLD ignored): no status to report
 
   const bool our_kill = killed && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
   if (!our_kill) result.timed_out = false;  // it ended on its own just before the deadline

@@ -22,9 +22,8 @@ class Interrupted : public std::runtime_error {
 };
 
 struct ChildOptions {
-  std::vector<std::string>
-      argv;  // argv[0] is the program; without a '/' it is looked up in PATH (no shell)
-  std::filesystem::path cwd;                    // empty = inherit
+  std::vector<std::string> argv;  // argv[0] is the program; without a '/' it is looked up in PATH (no shell)
+  std::filesystem::path cwd;      // empty = inherit
   std::optional<std::vector<std::string>> env;  // "K=V" list; nullopt = inherit
   double timeout_s = 60;                        // <= 0: none
   // The child's output goes to these files (never a pipe: no deadlock on huge
@@ -34,9 +33,8 @@ struct ChildOptions {
   // this many bytes are kept; 0 = a file as above). For a trusted program whose
   // output must not pass through a file anyone else could write.
   std::size_t capture_stdout_bytes = 0;
-  std::uint64_t max_file_bytes = 256ull
-                                 << 20;  // RLIMIT_FSIZE (0 = none); past it the child gets SIGXFSZ
-  std::uint64_t max_cpu_seconds = 0;     // RLIMIT_CPU if > 0
+  std::uint64_t max_file_bytes = 256ull << 20;  // RLIMIT_FSIZE (0 = none); past it the child gets SIGXFSZ
+  std::uint64_t max_cpu_seconds = 0;            // RLIMIT_CPU if > 0
   // RLIMIT_NPROC if > 0. It counts every task of the user (not just the child's),
   // and the kernel does not enforce it for root.
   std::uint64_t max_processes = 0;

@@ -66,7 +66,9 @@ int run_slurm_batch_command(const BatchCommandOptions& o, const GlobalOptions& g
   b.out = fs::absolute(o.out.empty() ? "grades-" + lab.id : o.out).lexically_normal();
   for (const char c : b.out.string())
     if (c == ' ' || c == '\t' || c == '\n' || c == '\'' || c == '"' || c == '#' || c == '\\' || c == '%')
-      throw CourseError("--out " + b.out.string() + ": Slurm's #SBATCH --output cannot hold spaces, quotes, '#', '%' or '\\'; choose another folder");
+      throw CourseError(
+          "--out " + b.out.string() +
+          ": Slurm's #SBATCH --output cannot hold spaces, quotes, '#', '%' or '\\'; choose another folder");
   b.course_root = course.root();
   b.grader_exe = fs::read_symlink("/proc/self/exe");
   b.lab = lab.folder;
@@ -114,9 +116,11 @@ int run_batch_command(const BatchCommandOptions& o, const GlobalOptions& g) {
     throw CourseError("--isolation must be auto, bwrap or rlimits, got \"" + o.isolation + "\"");
   if (o.slurm) return run_slurm_batch_command(o, g);
   const SlurmJobSettings defaults;
-  if (o.no_submit || !o.job.partition.empty() || !o.job.account.empty() || !o.job.time.empty() || o.job.gres != defaults.gres ||
-      o.job.cpus_per_task != defaults.cpus_per_task || o.job.mem != defaults.mem || o.job.max_running != defaults.max_running)
-    throw CourseError("--partition, --account, --time, --gres, --cpus-per-task, --mem, --max-running and --no-submit need --slurm");
+  if (o.no_submit || !o.job.partition.empty() || !o.job.account.empty() || !o.job.time.empty() ||
+      o.job.gres != defaults.gres || o.job.cpus_per_task != defaults.cpus_per_task || o.job.mem != defaults.mem ||
+      o.job.max_running != defaults.max_running)
+    throw CourseError(
+        "--partition, --account, --time, --gres, --cpus-per-task, --mem, --max-running and --no-submit need --slurm");
   Session session = Session::open(g);
   const LabInfo& lab = session.course.resolve(o.lab);
   const Manifest manifest = load_manifest(lab.dir / "lab.json");
@@ -133,7 +137,8 @@ int run_batch_command(const BatchCommandOptions& o, const GlobalOptions& g) {
 
   // The referee and common objects built once here, so parallel children find
   // them in the cache instead of all compiling them at once.
-  if (session.device.present) session.builder->build({{lab.dir, lab.dir / manifest.student_file, "kernel.cu", manifest.link}});
+  if (session.device.present)
+    session.builder->build({{lab.dir, lab.dir / manifest.student_file, "kernel.cu", manifest.link}});
 
   BatchSettings settings;
   settings.course_root = session.course.root();
@@ -166,7 +171,8 @@ int run_batch_command(const BatchCommandOptions& o, const GlobalOptions& g) {
   write_file_atomically(out / "grades.csv", grades_csv(rows, info));
   write_file_atomically(out / "junit.xml", junit_xml(rows, info));
   for (const auto& r : rows)
-    write_file_atomically(out / "gradescope" / result_file_stem(r.id) / "results.json", gradescope_result(r, info).dump(2) + "\n");
+    write_file_atomically(out / "gradescope" / result_file_stem(r.id) / "results.json",
+                          gradescope_result(r, info).dump(2) + "\n");
 
   int graded = 0, rejected = 0, errors = 0, not_graded = 0;
   json jrows = json::array();
@@ -178,8 +184,9 @@ int run_batch_command(const BatchCommandOptions& o, const GlobalOptions& g) {
     jrows.push_back({{"id", r.id},
                      {"status", r.status},
                      {"reason", r.reason},
-                     {"points", r.status == "not_graded" ? json(nullptr)
-                                                         : json(final_score(earned_points(r, info), r.hints_used, info.hint_penalty))},
+                     {"points", r.status == "not_graded"
+                                    ? json(nullptr)
+                                    : json(final_score(earned_points(r, info), r.hints_used, info.hint_penalty))},
                      {"hints_used", r.hints_used},
                      {"reused", r.reused},
                      {"notes", row_notes(r, info)}});
@@ -195,14 +202,14 @@ int run_batch_command(const BatchCommandOptions& o, const GlobalOptions& g) {
                       {"isolation", env.isolation.mode},
                       {"isolation_note", env.isolation_note},
                       {"environment", env.environment},
-                      {"counts", {{"graded", graded}, {"rejected", rejected}, {"error", errors}, {"not_graded", not_graded}}},
+                      {"counts",
+                       {{"graded", graded}, {"rejected", rejected}, {"error", errors}, {"not_graded", not_graded}}},
                       {"rows", jrows},
                       {"exit_code", code}}
                      .dump(2)
               << "\n";
   } else {
-    if (not_graded > 0)
-      std::cout << "not graded: no GPU (" << session.device.reason << "): no score was recorded\n";
+    if (not_graded > 0) std::cout << "not graded: no GPU (" << session.device.reason << "): no score was recorded\n";
     std::cout << graded << " graded, " << rejected << " rejected, " << errors << " errors (retried on the next run)\n"
               << "wrote " << (out / "grades.csv").string() << ", " << (out / "junit.xml").string() << ", "
               << (out / "gradescope").string() << "/<id>/results.json\n";
@@ -213,29 +220,30 @@ int run_batch_command(const BatchCommandOptions& o, const GlobalOptions& g) {
 }  // namespace
 
 Command batch_command() {
-  return {"batch", "Grade a folder of submissions and write gradebooks (CSV, Gradescope, JUnit)",
-          [](CLI::App& sub, GlobalOptions& g) -> std::function<int()> {
-            auto o = std::make_shared<BatchCommandOptions>();
-            sub.add_option("submissions", o->submissions, "folder of submissions: <id>/kernel.cu or <id>.cu")->required();
-            sub.add_option("--lab", o->lab, "the lab they are for: lab07, 7, bank-conflicts")->required();
-            sub.add_option("--jobs,-j", o->jobs, "parallel builds (default: the number of CPU cores)");
-            sub.add_option("--out", o->out, "where results and gradebooks go (default: ./grades-LAB)");
-            sub.add_option("--hint-penalty", o->hint_penalty, "points off per hint used, never below 0 (default 0)");
-            sub.add_option("--isolation", o->isolation, "auto (bwrap when it works), bwrap or rlimits");
-            sub.add_option("--timeout", o->timeout_s, "seconds per submission, all steps together (default 1800)");
-            sub.add_flag("--all", o->all, "grade every step, also after one fails");
-            sub.add_flag("--slurm", o->slurm, "write a Slurm job array (one task per submission) and submit it");
-            sub.add_option("--partition", o->job.partition, "--slurm: the partition (default: the cluster's)");
-            sub.add_option("--account", o->job.account, "--slurm: the account to charge");
-            sub.add_option("--time", o->job.time, "--slurm: time limit per task, HH:MM:SS");
-            sub.add_option("--gres", o->job.gres, "--slurm: GRES per task (default gpu:1; none: no GRES)");
-            sub.add_option("--cpus-per-task", o->job.cpus_per_task, "--slurm: CPUs per task, for nvcc (default 4)");
-            sub.add_option("--mem", o->job.mem, "--slurm: memory per task, e.g. 16G (default 16G)");
-            sub.add_option("--max-running", o->job.max_running,
-                           "--slurm: at most this many tasks at once (array throttle; default 8, 0: no limit)");
-            sub.add_flag("--no-submit", o->no_submit, "--slurm: write the job script, do not run sbatch");
-            return [o, &g] { return run_batch_command(*o, g); };
-          }};
+  return {
+      "batch", "Grade a folder of submissions and write gradebooks (CSV, Gradescope, JUnit)",
+      [](CLI::App& sub, GlobalOptions& g) -> std::function<int()> {
+        auto o = std::make_shared<BatchCommandOptions>();
+        sub.add_option("submissions", o->submissions, "folder of submissions: <id>/kernel.cu or <id>.cu")->required();
+        sub.add_option("--lab", o->lab, "the lab they are for: lab07, 7, bank-conflicts")->required();
+        sub.add_option("--jobs,-j", o->jobs, "parallel builds (default: the number of CPU cores)");
+        sub.add_option("--out", o->out, "where results and gradebooks go (default: ./grades-LAB)");
+        sub.add_option("--hint-penalty", o->hint_penalty, "points off per hint used, never below 0 (default 0)");
+        sub.add_option("--isolation", o->isolation, "auto (bwrap when it works), bwrap or rlimits");
+        sub.add_option("--timeout", o->timeout_s, "seconds per submission, all steps together (default 1800)");
+        sub.add_flag("--all", o->all, "grade every step, also after one fails");
+        sub.add_flag("--slurm", o->slurm, "write a Slurm job array (one task per submission) and submit it");
+        sub.add_option("--partition", o->job.partition, "--slurm: the partition (default: the cluster's)");
+        sub.add_option("--account", o->job.account, "--slurm: the account to charge");
+        sub.add_option("--time", o->job.time, "--slurm: time limit per task, HH:MM:SS");
+        sub.add_option("--gres", o->job.gres, "--slurm: GRES per task (default gpu:1; none: no GRES)");
+        sub.add_option("--cpus-per-task", o->job.cpus_per_task, "--slurm: CPUs per task, for nvcc (default 4)");
+        sub.add_option("--mem", o->job.mem, "--slurm: memory per task, e.g. 16G (default 16G)");
+        sub.add_option("--max-running", o->job.max_running,
+                       "--slurm: at most this many tasks at once (array throttle; default 8, 0: no limit)");
+        sub.add_flag("--no-submit", o->no_submit, "--slurm: write the job script, do not run sbatch");
+        return [o, &g] { return run_batch_command(*o, g); };
+      }};
 }
 
 }  // namespace grader

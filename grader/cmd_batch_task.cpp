@@ -115,12 +115,12 @@ int run_batch_task(const BatchTaskOptions& o, const GlobalOptions& g) {
 }  // namespace
 
 Command batch_task_command() {
-  return {"batch-task", "",
-          [](CLI::App& sub, GlobalOptions& g) -> std::function<int()> {
+  return {"batch-task", "", [](CLI::App& sub, GlobalOptions& g) -> std::function<int()> {
             auto o = std::make_shared<BatchTaskOptions>();
             sub.group("");  // run by job.sbatch, not by people
             sub.add_option("out", o->out, "the --out folder of `grader batch --slurm`")->required();
-            sub.add_option("index", o->index, "the submission's line in tasks.txt, from 0 (default: $SLURM_ARRAY_TASK_ID)");
+            sub.add_option("index", o->index,
+                           "the submission's line in tasks.txt, from 0 (default: $SLURM_ARRAY_TASK_ID)");
             return [o, &g] { return run_batch_task(*o, g); };
           }};
 }

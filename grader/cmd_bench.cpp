@@ -10,13 +10,13 @@
 #include <sstream>
 
 #include "activity.hpp"
-#include "text.hpp"
 #include "app.hpp"
 #include "bar_chart.hpp"
 #include "manifest.hpp"
 #include "referee_client.hpp"
 #include "session.hpp"
 #include "terminal.hpp"
+#include "text.hpp"
 #include "timing_chart.hpp"
 
 namespace fs = std::filesystem;
@@ -50,8 +50,7 @@ std::vector<std::string> timing_cases(const Manifest& m) {
   std::vector<std::string> cases;
   for (const auto& s : m.steps)
     for (const auto& c : s.checks)
-      if (is_timed(c) &&
-          std::find(cases.begin(), cases.end(), c.case_name) == cases.end())
+      if (is_timed(c) && std::find(cases.begin(), cases.end(), c.case_name) == cases.end())
         cases.push_back(c.case_name);
   for (const auto& c : m.bench_cases)
     if (std::find(cases.begin(), cases.end(), c) == cases.end()) cases.push_back(c);
@@ -74,10 +73,12 @@ std::string markdown(const std::string& lab, const Manifest& m, const Session& s
   md << s.device.name << " (" << s.device.arch << ", " << s.device.sms << " SMs), CUDA driver "
      << cuda_version_string(s.device.driver_version) << ", runtime " << cuda_version_string(s.device.runtime_version)
      << ", nvcc " << s.toolchain.version << "; " << today() << "; seed " << seed
-     << ". Medians of per-round ratios over interleaved launches with L2 flushed before each; brackets: 95 % interval.\n\n";
-  md << "| case | kernel | time (ms) | GB/s |" << (flops ? " GFLOP/s |" : "") << " speedup over baseline | % of memcpy |"
-     << (library.empty() ? "" : " % of " + library + " |") << " A/A |\n";
-  md << "|---|---|---:|---:|" << (flops ? "---:|" : "") << "---:|---:|" << (library.empty() ? "" : "---:|") << "---:|\n";
+     << ". Medians of per-round ratios over interleaved launches with L2 flushed before each; brackets: 95 % "
+        "interval.\n\n";
+  md << "| case | kernel | time (ms) | GB/s |" << (flops ? " GFLOP/s |" : "")
+     << " speedup over baseline | % of memcpy |" << (library.empty() ? "" : " % of " + library + " |") << " A/A |\n";
+  md << "|---|---|---:|---:|" << (flops ? "---:|" : "") << "---:|---:|" << (library.empty() ? "" : "---:|")
+     << "---:|\n";
   const auto row = [&](const std::string& c, const std::string& kernel, double ms, double gbps, double gflops,
                        const std::string& speedup, const std::string& memcpy_pct, const std::string& lib_pct,
                        const std::string& aa) {
@@ -89,8 +90,8 @@ std::string markdown(const std::string& lab, const Manifest& m, const Session& s
   };
   const auto interval = [](const json& iv, double scale, int precision) {
     if (!iv.is_object()) return std::string("-");
-    return fixed(scale * iv.value("median", 0.0), precision) + " [" + fixed(scale * iv.value("lo", 0.0), precision) + ", " +
-           fixed(scale * iv.value("hi", 0.0), precision) + "]";
+    return fixed(scale * iv.value("median", 0.0), precision) + " [" + fixed(scale * iv.value("lo", 0.0), precision) +
+           ", " + fixed(scale * iv.value("hi", 0.0), precision) + "]";
   };
   std::string last_case;
   for (const auto& r : rows) {
@@ -105,7 +106,8 @@ std::string markdown(const std::string& lab, const Manifest& m, const Session& s
       const double ms = t.value("baseline_ms", 0.0);
       row(r.case_name, "baseline", ms, t.value("baseline_gbps", 0.0), fl / (ms * 1e6), "1.00", "", "", "");
       if (t.contains("memcpy_gbps"))
-        row(r.case_name, "cudaMemcpy D2D, same bytes", t.value("memcpy_ms", 0.0), t.value("memcpy_gbps", 0.0), 0, "", "100.0", "", "");
+        row(r.case_name, "cudaMemcpy D2D, same bytes", t.value("memcpy_ms", 0.0), t.value("memcpy_gbps", 0.0), 0, "",
+            "100.0", "", "");
       if (t.contains("library")) {
         const double lms = t.value("library_ms", 0.0);
         row(r.case_name, library, lms, bytes / (lms * 1e6), fl / (lms * 1e6), fixed(ms / lms, 2), "", "100.0", "");
@@ -208,12 +210,15 @@ int run_bench(const BenchOptions& o, const GlobalOptions& g) {
         rc.request_timeout_s = m.timeout_s;
         rc.timeout_s = 3 * m.timeout_s + 6 * o.cap_s + 60;
         const RunnerOutcome out = call_referee(rc);
-        if (out.ok()) row.timing = out.result["timing"];
-        else row.error = out.message.empty() ? out.category : out.message;
+        if (out.ok())
+          row.timing = out.result["timing"];
+        else
+          row.error = out.message.empty() ? out.category : out.message;
       }
       if (!g.json) {
         std::cerr << "  " << c << "  " << labels[i] << ": "
-                  << (row.timing.is_null() ? row.error : fixed(row.timing.value("candidate_gbps", 0.0), 0) + " GB/s") << "\n";
+                  << (row.timing.is_null() ? row.error : fixed(row.timing.value("candidate_gbps", 0.0), 0) + " GB/s")
+                  << "\n";
       }
       rows.push_back(row);
     }
@@ -224,13 +229,20 @@ int run_bench(const BenchOptions& o, const GlobalOptions& g) {
   if (!o.out.empty()) write_section(o.out, lab.folder, table);
   if (g.json) {
     json jr = json::array();
-    for (const auto& r : rows) jr.push_back({{"case", r.case_name}, {"kernel", r.label}, {"timing", r.timing}, {"error", r.error}});
-    std::cout << json{{"schema", "cuda-memory-labs/bench/1"}, {"lab", lab.folder}, {"seed", seed},
-                      {"gpu", s.device.name}, {"memcpy_gbps", s.device.memcpy_gbps.value_or(0)}, {"rows", jr}}.dump(2)
+    for (const auto& r : rows)
+      jr.push_back({{"case", r.case_name}, {"kernel", r.label}, {"timing", r.timing}, {"error", r.error}});
+    std::cout << json{{"schema", "cuda-memory-labs/bench/1"},
+                      {"lab", lab.folder},
+                      {"seed", seed},
+                      {"gpu", s.device.name},
+                      {"memcpy_gbps", s.device.memcpy_gbps.value_or(0)},
+                      {"rows", jr}}
+                     .dump(2)
               << "\n";
   } else {
     std::cout << "\n" << table << charts(rows);
-    if (s.device.memcpy_gbps) std::cout << "\nprobe: cudaMemcpy D2D 256 MiB " << fixed(*s.device.memcpy_gbps, 0) << " GB/s\n";
+    if (s.device.memcpy_gbps)
+      std::cout << "\nprobe: cudaMemcpy D2D 256 MiB " << fixed(*s.device.memcpy_gbps, 0) << " GB/s\n";
     if (!o.out.empty()) std::cout << "written to " << o.out << "\n";
   }
   for (const auto& r : rows)

@@ -29,7 +29,9 @@ int run_collect(const CollectOptions& o, const GlobalOptions& g) {
   } catch (const std::runtime_error& e) {
     throw CourseError(e.what());
   }
-  const Course course = Course::discover(!g.root.empty() ? g.root : fs::exists(b.course_root) ? b.course_root : fs::path());
+  const Course course = Course::discover(!g.root.empty()             ? g.root
+                                         : fs::exists(b.course_root) ? b.course_root
+                                                                     : fs::path());
   const LabInfo& lab = course.resolve(o.lab);
   if (lab.id != b.lab_id)
     throw CourseError(o.out + " holds a batch of " + b.lab_id + ", not of " + lab.id + " (use --lab " + b.lab_id + ")");
@@ -43,8 +45,10 @@ int run_collect(const CollectOptions& o, const GlobalOptions& g) {
     std::getline(in, id);
     return id;
   }();
-  info.environment = {{"scheduler", "slurm"}, {"slurm_job_id", job.empty() ? json(nullptr) : json(job)},
-                      {"gres", b.job.gres}, {"isolation", b.isolation}};
+  info.environment = {{"scheduler", "slurm"},
+                      {"slurm_job_id", job.empty() ? json(nullptr) : json(job)},
+                      {"gres", b.job.gres},
+                      {"isolation", b.isolation}};
 
   std::size_t missing = 0;
   const auto rows = collect_slurm_rows(b, &missing);
@@ -60,8 +64,9 @@ int run_collect(const CollectOptions& o, const GlobalOptions& g) {
     jrows.push_back({{"id", r.id},
                      {"status", r.status},
                      {"reason", r.reason},
-                     {"points", r.status == "not_graded" ? json(nullptr)
-                                                         : json(final_score(earned_points(r, info), r.hints_used, info.hint_penalty))},
+                     {"points", r.status == "not_graded"
+                                    ? json(nullptr)
+                                    : json(final_score(earned_points(r, info), r.hints_used, info.hint_penalty))},
                      {"hints_used", r.hints_used},
                      {"notes", row_notes(r, info)}});
   }
@@ -72,8 +77,12 @@ int run_collect(const CollectOptions& o, const GlobalOptions& g) {
                       {"slurm_job_id", job.empty() ? json(nullptr) : json(job)},
                       {"total_points", info.total_points()},
                       {"hint_penalty", info.hint_penalty},
-                      {"counts", {{"graded", graded}, {"rejected", rejected}, {"error", errors}, {"not_graded", not_graded},
-                                  {"missing", missing}}},
+                      {"counts",
+                       {{"graded", graded},
+                        {"rejected", rejected},
+                        {"error", errors},
+                        {"not_graded", not_graded},
+                        {"missing", missing}}},
                       {"rows", jrows},
                       {"exit_code", not_graded > 0 ? kExitEnvironment : kExitPass}}
                      .dump(2)
@@ -81,14 +90,15 @@ int run_collect(const CollectOptions& o, const GlobalOptions& g) {
   } else {
     for (const auto& r : jrows)
       std::cout << r["id"].get<std::string>() << "  " << r["status"].get<std::string>() << "  "
-                << (r["status"] == "graded" ? format_number(r["points"].get<double>(), 2) + "/" + format_number(info.total_points(), 2) + " points  " : "")
+                << (r["status"] == "graded" ? format_number(r["points"].get<double>(), 2) + "/" +
+                                                  format_number(info.total_points(), 2) + " points  "
+                                            : "")
                 << r["notes"].get<std::string>() << "\n";
     std::cout << graded << " graded, " << rejected << " rejected, " << errors << " not graded\n";
     if (missing > 0)
       std::cout << missing << " without a result: see the Slurm logs, then resubmit with `sbatch "
                 << (b.out / "slurm" / "job.sbatch").string() << "` (finished rows are kept)\n";
-    std::cout
-              << "wrote " << (b.out / "grades.csv").string() << ", " << (b.out / "junit.xml").string() << ", "
+    std::cout << "wrote " << (b.out / "grades.csv").string() << ", " << (b.out / "junit.xml").string() << ", "
               << (b.out / "gradescope").string() << "/<id>/results.json\n";
   }
   return not_graded > 0 ? kExitEnvironment : kExitPass;
@@ -102,7 +112,8 @@ Command collect_command() {
             auto o = std::make_shared<CollectOptions>();
             sub.add_option("out", o->out, "the --out folder of `grader batch --slurm`")->required();
             sub.add_option("--lab", o->lab, "the lab graded: lab07, 7, bank-conflicts")->required();
-            sub.add_option("--hint-penalty", o->hint_penalty, "points off per hint used (default: the one given to batch)");
+            sub.add_option("--hint-penalty", o->hint_penalty,
+                           "points off per hint used (default: the one given to batch)");
             return [o, &g] { return run_collect(*o, g); };
           }};
 }

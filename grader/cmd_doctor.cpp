@@ -28,7 +28,8 @@ int run_doctor(const GlobalOptions& g) {
     const auto& d = session->device;
     j["toolkit"] = {{"ok", true}, {"nvcc", t.nvcc.string()}, {"version", t.version}};
     j["ncu"] = t.ncu ? nlohmann::json(t.ncu->string()) : nlohmann::json(nullptr);
-    j["compute_sanitizer"] = t.compute_sanitizer ? nlohmann::json(t.compute_sanitizer->string()) : nlohmann::json(nullptr);
+    j["compute_sanitizer"] =
+        t.compute_sanitizer ? nlohmann::json(t.compute_sanitizer->string()) : nlohmann::json(nullptr);
     j["driver"] = cuda_version_string(d.driver_version);
     j["runtime"] = cuda_version_string(d.runtime_version);
     j["arch"] = session->builder->settings().arch;
@@ -45,7 +46,8 @@ int run_doctor(const GlobalOptions& g) {
     return code;
   }
   const auto line = [](bool ok, const std::string& what, const std::string& text) {
-    std::cout << "  " << (ok ? Style::pass_mark() : Style::fail_mark()) << " " << Style::bold(what) << "  " << text << "\n";
+    std::cout << "  " << (ok ? Style::pass_mark() : Style::fail_mark()) << " " << Style::bold(what) << "  " << text
+              << "\n";
   };
   std::cout << "course  " << course.root().string() << " (" << course.labs().size() << " labs)\n\n";
   if (!session) {
@@ -55,20 +57,23 @@ int run_doctor(const GlobalOptions& g) {
   const auto& t = session->toolchain;
   const auto& d = session->device;
   line(true, "toolkit", "nvcc " + t.version + " at " + t.nvcc.string());
-  line(d.driver_version > 0, "driver", d.driver_version > 0 ? "CUDA " + cuda_version_string(d.driver_version)
-                                                            : "no NVIDIA driver found");
+  line(d.driver_version > 0, "driver",
+       d.driver_version > 0 ? "CUDA " + cuda_version_string(d.driver_version) : "no NVIDIA driver found");
   if (d.present) {
-    line(true, "GPU", d.name + " · " + d.arch + " · " + std::to_string(d.sms) + " SMs · L2 " + gb(d.l2_bytes) + " · " +
-                          gb(d.global_mem_bytes));
+    line(true, "GPU",
+         d.name + " · " + d.arch + " · " + std::to_string(d.sms) + " SMs · L2 " + gb(d.l2_bytes) + " · " +
+             gb(d.global_mem_bytes));
     if (d.memcpy_gbps)
-      line(true, "memcpy", std::to_string(static_cast<int>(*d.memcpy_gbps)) +
-                               " GB/s device-to-device (read + write): every lab's \"% of peak\" is against the copy "
-                               "bandwidth measured in the same run");
+      line(true, "memcpy",
+           std::to_string(static_cast<int>(*d.memcpy_gbps)) +
+               " GB/s device-to-device (read + write): every lab's \"% of peak\" is against the copy "
+               "bandwidth measured in the same run");
   } else {
     line(false, "GPU", "none: " + d.reason + ". Static checks still run; GPU steps are skipped (exit code 4).");
   }
-  line(true, "arch", "building for " + session->builder->settings().arch +
-                         (g.arch.empty() ? (d.present ? " (this GPU)" : " (default; --arch to change)") : " (--arch)"));
+  line(true, "arch",
+       "building for " + session->builder->settings().arch +
+           (g.arch.empty() ? (d.present ? " (this GPU)" : " (default; --arch to change)") : " (--arch)"));
   line(t.ncu.has_value(), "ncu", t.ncu ? t.ncu->string() : "not found: hardware-counter checks fall back to timing");
   line(t.compute_sanitizer.has_value(), "compute-sanitizer",
        t.compute_sanitizer ? t.compute_sanitizer->string() : "not found: sanitizer checks are skipped");

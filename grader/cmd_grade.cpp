@@ -26,8 +26,7 @@ int run_grade(const GradeCommandOptions& o, const GlobalOptions& g) {
   GradeOptions go;
   if (!o.submission.empty()) {
     go.submission = std::filesystem::absolute(o.submission);
-    if (!std::filesystem::is_regular_file(*go.submission))
-      throw CourseError("no submission file at " + o.submission);
+    if (!std::filesystem::is_regular_file(*go.submission)) throw CourseError("no submission file at " + o.submission);
   }
   if (!o.seed.empty()) go.seed = std::stoull(o.seed, nullptr, 0);
   go.all_steps = o.all;
@@ -62,12 +61,15 @@ Command grade_command() {
           [](CLI::App& sub, GlobalOptions& g) -> std::function<int()> {
             auto o = std::make_shared<GradeCommandOptions>();
             sub.add_option("lab", o->lab, "lab07, 7, bank-conflicts or lab07-bank-conflicts")->required();
-            sub.add_option("--submission", o->submission, "grade this file instead of the lab's kernel.cu (progress is not recorded)");
+            sub.add_option("--submission", o->submission,
+                           "grade this file instead of the lab's kernel.cu (progress is not recorded)");
             sub.add_option("--seed", o->seed, "reuse the inputs of an earlier grade (its seed is printed)");
             sub.add_flag("--all", o->all, "grade every step, also after one fails");
             sub.add_flag("--sanitize", o->sanitize,
-                         "also run compute-sanitizer (memcheck, racecheck, synccheck, initcheck) in every step that checks correctness");
-            sub.add_flag("--timings", o->timings, "after the report, list where the grade's time went (build, each run, each tool)");
+                         "also run compute-sanitizer (memcheck, racecheck, synccheck, initcheck) in every step that "
+                         "checks correctness");
+            sub.add_flag("--timings", o->timings,
+                         "after the report, list where the grade's time went (build, each run, each tool)");
             sub.add_option("--cap", o->cap_s, "seconds of timing per case before deciding (default 3)");
             return [o, &g] { return run_grade(*o, g); };
           }};

@@ -28,12 +28,14 @@ struct GradescopeOptions {
 std::string find_kernel(const fs::path& dir, fs::path& found) {
   std::vector<std::pair<int, fs::path>> kernels, sources;
   std::error_code ec;
-  for (fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
-       it.increment(ec)) {
+  for (fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
+       !ec && it != end; it.increment(ec)) {
     if (!it->is_regular_file(ec) || it->is_symlink(ec)) continue;
     const auto item = std::make_pair(it.depth(), it->path());
-    if (it->path().filename() == "kernel.cu") kernels.push_back(item);
-    else if (it->path().extension() == ".cu") sources.push_back(item);
+    if (it->path().filename() == "kernel.cu")
+      kernels.push_back(item);
+    else if (it->path().extension() == ".cu")
+      sources.push_back(item);
   }
   if (!kernels.empty()) {
     found = std::min_element(kernels.begin(), kernels.end())->second;
@@ -110,17 +112,18 @@ int run_gradescope(const GradescopeOptions& o, const GlobalOptions& g) {
 }  // namespace
 
 Command gradescope_command() {
-  return {"gradescope", "Grade a Gradescope submission folder and write its results.json",
-          [](CLI::App& sub, GlobalOptions& g) -> std::function<int()> {
-            auto o = std::make_shared<GradescopeOptions>();
-            sub.add_option("--lab", o->lab, "the lab of this assignment: lab07, 7, bank-conflicts")->required();
-            sub.add_option("--submission-dir", o->submission_dir, "the uploaded files (default /autograder/submission)");
-            sub.add_option("--results", o->results, "where results.json goes (default /autograder/results/results.json)");
-            sub.add_option("--hint-penalty", o->hint_penalty, "points off per hint used, never below 0 (default 0)");
-            sub.add_option("--isolation", o->isolation, "auto (bwrap when it works), bwrap or rlimits");
-            sub.add_option("--timeout", o->timeout_s, "seconds for the whole grade (default 1800)");
-            return [o, &g] { return run_gradescope(*o, g); };
-          }};
+  return {
+      "gradescope", "Grade a Gradescope submission folder and write its results.json",
+      [](CLI::App& sub, GlobalOptions& g) -> std::function<int()> {
+        auto o = std::make_shared<GradescopeOptions>();
+        sub.add_option("--lab", o->lab, "the lab of this assignment: lab07, 7, bank-conflicts")->required();
+        sub.add_option("--submission-dir", o->submission_dir, "the uploaded files (default /autograder/submission)");
+        sub.add_option("--results", o->results, "where results.json goes (default /autograder/results/results.json)");
+        sub.add_option("--hint-penalty", o->hint_penalty, "points off per hint used, never below 0 (default 0)");
+        sub.add_option("--isolation", o->isolation, "auto (bwrap when it works), bwrap or rlimits");
+        sub.add_option("--timeout", o->timeout_s, "seconds for the whole grade (default 1800)");
+        return [o, &g] { return run_gradescope(*o, g); };
+      }};
 }
 
 }  // namespace grader

@@ -1,18 +1,17 @@
 // grader hint LAB [--step N] — the next hint for the current step. Hints come
 // one at a time, from the concept to the code, and the grader remembers how
 // many were shown (the instructor may count them).
-#include <iostream>
-#include <nlohmann/json.hpp>
-#include <memory>
-
 #include <unistd.h>
 
 #include <algorithm>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
 
 #include "app.hpp"
+#include "course.hpp"
 #include "gradebook.hpp"
 #include "hint_policy.hpp"
-#include "course.hpp"
 #include "manifest.hpp"
 #include "progress.hpp"
 #include "terminal.hpp"
@@ -52,7 +51,8 @@ int run_hint(const HintOptions& o, const GlobalOptions& g) {
     return nullptr;
   };
   if (o.step && !m.find_step(o.step))
-    throw CourseError(lab.id + " has no step " + std::to_string(o.step) + " (it has 1.." + std::to_string(m.steps.size()) + ")");
+    throw CourseError(lab.id + " has no step " + std::to_string(o.step) + " (it has 1.." +
+                      std::to_string(m.steps.size()) + ")");
   nlohmann::json out = {{"schema", "cuda-memory-labs/hint/1"},
                         {"lab", lab.folder},
                         {"hint_penalty", policy.penalty ? nlohmann::json(*policy.penalty) : nlohmann::json(nullptr)},
@@ -62,8 +62,11 @@ int run_hint(const HintOptions& o, const GlobalOptions& g) {
     out["warnings"] = warnings;
     out["step"] = nullptr;
     out["hints"] = nlohmann::json::array();
-    if (g.json) std::cout << out.dump(2) << "\n";
-    else std::cout << "Every step of " << lab.folder << " passes: no hint needed. (grader hint " << lab.id << " --step N shows a step's hints.)\n";
+    if (g.json)
+      std::cout << out.dump(2) << "\n";
+    else
+      std::cout << "Every step of " << lab.folder << " passes: no hint needed. (grader hint " << lab.id
+                << " --step N shows a step's hints.)\n";
     return kExitPass;
   }
 
@@ -92,8 +95,8 @@ int run_hint(const HintOptions& o, const GlobalOptions& g) {
     }
     if (!agreed) {
       if (g.json || !::isatty(STDIN_FILENO))
-        throw CourseError("the next " + cost + ", so it was not shown without your agreement: run grader hint " + lab.id +
-                          " --yes to see it");
+        throw CourseError("the next " + cost + ", so it was not shown without your agreement: run grader hint " +
+                          lab.id + " --yes to see it");
       std::cout << "Not shown; nothing was counted.\n";
       return kExitPass;
     }
@@ -140,8 +143,7 @@ int run_hint(const HintOptions& o, const GlobalOptions& g) {
 }  // namespace
 
 Command hint_command() {
-  return {"hint", "The next hint for the step you are on",
-          [](CLI::App& sub, GlobalOptions& g) -> std::function<int()> {
+  return {"hint", "The next hint for the step you are on", [](CLI::App& sub, GlobalOptions& g) -> std::function<int()> {
             auto o = std::make_shared<HintOptions>();
             sub.add_option("lab", o->lab, "the lab")->required();
             sub.add_option("--step", o->step, "a particular step instead of the current one");

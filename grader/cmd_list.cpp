@@ -55,7 +55,8 @@ int run_list(const GlobalOptions& g) {
     entries.push_back(entry);
   }
   if (g.json) {
-    std::cout << nlohmann::json{{"schema", "cuda-memory-labs/list/1"}, {"labs", labs}, {"warnings", warnings}}.dump(2) << "\n";
+    std::cout << nlohmann::json{{"schema", "cuda-memory-labs/list/1"}, {"labs", labs}, {"warnings", warnings}}.dump(2)
+              << "\n";
     return kExitPass;
   }
   for (const auto& w : warnings) std::cout << Style::yellow("note: ") << w << "\n";

@@ -31,7 +31,10 @@ int run_publish(const PublishCommandOptions& o, const GlobalOptions& g) {
     r = publish(course, po);
   } catch (const PublishError& e) {
     if (g.json) {
-      std::cout << nlohmann::json{{"schema", "cuda-memory-labs/error/1"}, {"error", e.what()}, {"exit_code", e.exit_code}}.dump(2)
+      std::cout << nlohmann::json{{"schema", "cuda-memory-labs/error/1"},
+                                  {"error", e.what()},
+                                  {"exit_code", e.exit_code}}
+                       .dump(2)
                 << "\n";
     } else {
       std::cerr << Style::red("error: ") << e.what() << "\n";
@@ -40,7 +43,10 @@ int run_publish(const PublishCommandOptions& o, const GlobalOptions& g) {
   } catch (const std::filesystem::filesystem_error& e) {
     const std::string msg = std::string("cannot write the class copy (nothing was published): ") + e.what();
     if (g.json)
-      std::cout << nlohmann::json{{"schema", "cuda-memory-labs/error/1"}, {"error", msg}, {"exit_code", kExitEnvironment}}.dump(2)
+      std::cout << nlohmann::json{{"schema", "cuda-memory-labs/error/1"},
+                                  {"error", msg},
+                                  {"exit_code", kExitEnvironment}}
+                       .dump(2)
                 << "\n";
     else
       std::cerr << Style::red("error: ") << msg << "\n";
@@ -53,14 +59,15 @@ int run_publish(const PublishCommandOptions& o, const GlobalOptions& g) {
                                 {"files", r.files},
                                 {"protected_files", r.protected_files},
                                 {"notes", r.notes},
-                                {"hint_penalty", o.hint_penalty ? nlohmann::json(*o.hint_penalty) : nlohmann::json(nullptr)},
+                                {"hint_penalty",
+                                 o.hint_penalty ? nlohmann::json(*o.hint_penalty) : nlohmann::json(nullptr)},
                                 {"seconds", r.seconds}}
                      .dump(2)
               << "\n";
     return kExitPass;
   }
-  std::cout << Style::pass_mark() << " published " << r.labs.size() << " lab" << (r.labs.size() == 1 ? "" : "s") << " to "
-            << Style::bold(r.out.string()) << " (" << r.files << " files, no solution in any form)\n";
+  std::cout << Style::pass_mark() << " published " << r.labs.size() << " lab" << (r.labs.size() == 1 ? "" : "s")
+            << " to " << Style::bold(r.out.string()) << " (" << r.files << " files, no solution in any form)\n";
   std::cout << "    " << r.protected_files << " protected files hashed in " << kPublishedManifest
             << ": `grader verify` in the copy lists any that changed\n";
   for (const auto& n : r.notes) std::cout << "  " << Style::yellow("note: ") << n << "\n";

@@ -55,12 +55,18 @@ int run_reset(const ResetOptions& o, const GlobalOptions& g) {
   const Skeleton skeleton = find_skeleton(course, lab, manifest.student_file);
   const std::optional<std::string> current = read_if_exists(file);
 
-  nlohmann::json out = {{"schema", "cuda-memory-labs/reset/1"}, {"lab", lab.folder},       {"file", name},
-                        {"skeleton_from", skeleton.origin},      {"reset", false},          {"backup", nullptr},
+  nlohmann::json out = {{"schema", "cuda-memory-labs/reset/1"},
+                        {"lab", lab.folder},
+                        {"file", name},
+                        {"skeleton_from", skeleton.origin},
+                        {"reset", false},
+                        {"backup", nullptr},
                         {"progress_kept", true}};
   if (current == skeleton.text) {
-    if (g.json) std::cout << out.dump(2) << "\n";
-    else std::cout << name << " is already the skeleton: it matches " << skeleton.origin << ". Nothing to do.\n";
+    if (g.json)
+      std::cout << out.dump(2) << "\n";
+    else
+      std::cout << name << " is already the skeleton: it matches " << skeleton.origin << ". Nothing to do.\n";
     return kExitPass;
   }
 
@@ -71,8 +77,9 @@ int run_reset(const ResetOptions& o, const GlobalOptions& g) {
     if (g.json || !isatty(STDIN_FILENO))
       throw CourseError("not replacing " + name + " with the skeleton: " +
                         (g.json ? std::string("--json cannot ask") : std::string("stdin is not a terminal to ask on")) +
-                        " for confirmation; run `grader reset " + o.lab + " --yes` to do it (your file would be kept in " +
-                        shown(backup.parent_path(), course.root()) + "/)");
+                        " for confirmation; run `grader reset " + o.lab +
+                        " --yes` to do it (your file would be kept in " + shown(backup.parent_path(), course.root()) +
+                        "/)");
     if (!confirmed("Replace " + name + " with the skeleton? Your file is kept at " + shown(backup, course.root()))) {
       std::cout << "Nothing changed.\n";
       return kExitPass;
@@ -87,8 +94,10 @@ int run_reset(const ResetOptions& o, const GlobalOptions& g) {
     std::cout << out.dump(2) << "\n";
   } else {
     std::cout << Style::green("Restored ") << name << " from " << skeleton.origin << ".\n";
-    if (current) std::cout << "Your previous file is kept at " << shown(backup, course.root()) << "\n";
-    else std::cout << "There was no " << name << " to keep.\n";
+    if (current)
+      std::cout << "Your previous file is kept at " << shown(backup, course.root()) << "\n";
+    else
+      std::cout << "There was no " << name << " to keep.\n";
     std::cout << "Your progress in " << lab.id << " is kept: steps you passed stay passed.\n";
   }
   return kExitPass;

@@ -19,7 +19,10 @@ int run_verify(const GlobalOptions& g) {
     v = verify_published(course.root());
   } catch (const PublishError& e) {
     if (g.json)
-      std::cout << nlohmann::json{{"schema", "cuda-memory-labs/error/1"}, {"error", e.what()}, {"exit_code", e.exit_code}}.dump(2)
+      std::cout << nlohmann::json{{"schema", "cuda-memory-labs/error/1"},
+                                  {"error", e.what()},
+                                  {"exit_code", e.exit_code}}
+                       .dump(2)
                 << "\n";
     else
       std::cerr << Style::red("error: ") << e.what() << "\n";
@@ -27,9 +30,13 @@ int run_verify(const GlobalOptions& g) {
   }
   const int code = v.ok() ? kExitPass : kExitStepFailed;
   if (g.json) {
-    std::cout << nlohmann::json{{"schema", "cuda-memory-labs/verify/1"}, {"course", course.root().string()},
-                                {"checked", v.checked}, {"modified", v.modified},
-                                {"missing", v.missing}, {"ok", v.ok()}, {"exit_code", code}}
+    std::cout << nlohmann::json{{"schema", "cuda-memory-labs/verify/1"},
+                                {"course", course.root().string()},
+                                {"checked", v.checked},
+                                {"modified", v.modified},
+                                {"missing", v.missing},
+                                {"ok", v.ok()},
+                                {"exit_code", code}}
                      .dump(2)
               << "\n";
     return code;

@@ -47,7 +47,8 @@ class StopOnSignals {
   StopOnSignals& operator=(const StopOnSignals&) = delete;
 
  private:
-  struct sigaction old_int_ {}, old_term_ {};
+  struct sigaction old_int_ {
+  }, old_term_{};
 };
 
 std::string clock_now() {
@@ -86,16 +87,22 @@ int run_watch(const WatchOptions& o, const GlobalOptions& g) {
 
   for (int n = 1;; ++n) {
     if (clear_screen) std::cout << "\033[H\033[2J";
-    if (!g.json) std::cout << Style::dim("── grader watch " + lab.id + " · grade " + std::to_string(n) + " · " + clock_now() + " ──") << "\n";
+    if (!g.json)
+      std::cout << Style::dim("── grader watch " + lab.id + " · grade " + std::to_string(n) + " · " + clock_now() +
+                              " ──")
+                << "\n";
     std::cout << std::flush;
     GradeOptions go;
     go.sanitize = o.sanitize;
     const GradeReport report = grade_and_record(session, lab, manifest, go);
-    if (g.json) std::cout << report_to_json(report).dump() << "\n";
-    else print_report(report, g.verbose);
+    if (g.json)
+      std::cout << report_to_json(report).dump() << "\n";
+    else
+      print_report(report, g.verbose);
     std::cout << std::flush;  // a pipe reading the reports gets each as it is made
     if (o.max_grades > 0 && n >= o.max_grades) return report.exit_code;
-    status << Style::bold(standing(report)) << " · waiting for changes to " << file << " (Ctrl-C to stop)\n" << std::flush;
+    status << Style::bold(standing(report)) << " · waiting for changes to " << file << " (Ctrl-C to stop)\n"
+           << std::flush;
     // g_stop may also be set already: a Ctrl-C between two programs the grade ran.
     if (!watcher.wait([] { return g_stop.load() != 0; })) {
       status << "\nstopped watching " << file << "\n";
@@ -111,9 +118,12 @@ Command watch_command() {
           [](CLI::App& sub, GlobalOptions& g) -> std::function<int()> {
             auto o = std::make_shared<WatchOptions>();
             sub.add_option("lab", o->lab, "lab07, 7, bank-conflicts or lab07-bank-conflicts")->required();
-            sub.add_flag("--sanitize", o->sanitize, "run compute-sanitizer in every step that checks correctness, as grade --sanitize");
-            sub.add_flag("--poll", o->poll, "look at the file every 0.5 s instead of using inotify (network file systems)");
-            sub.add_option("--max-grades", o->max_grades, "stop after N grades, exiting as the last one does (default: never)")
+            sub.add_flag("--sanitize", o->sanitize,
+                         "run compute-sanitizer in every step that checks correctness, as grade --sanitize");
+            sub.add_flag("--poll", o->poll,
+                         "look at the file every 0.5 s instead of using inotify (network file systems)");
+            sub.add_option("--max-grades", o->max_grades,
+                           "stop after N grades, exiting as the last one does (default: never)")
                 ->check(CLI::Range(0, 1000000));
             return [o, &g] { return run_watch(*o, g); };
           }};

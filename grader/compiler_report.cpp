@@ -1,5 +1,4 @@
 #include "compiler_report.hpp"
-#include "text.hpp"
 
 #include <cxxabi.h>
 
@@ -10,6 +9,8 @@
 #include <regex>
 #include <set>
 #include <sstream>
+
+#include "text.hpp"
 
 namespace grader {
 namespace {
@@ -67,9 +68,7 @@ std::size_t matching_close(const std::string& s, std::size_t open, char open_c, 
   return s.size();
 }
 
-bool is_ident_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$';
-}
+bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$'; }
 
 std::vector<std::string> split_ws(const std::string& s) {
   std::istringstream in(s);
@@ -90,8 +89,7 @@ void collect_symbols(const std::string& operands, std::set<std::string>& out) {
     std::size_t j = i;
     while (j < operands.size() && is_ident_char(operands[j])) ++j;
     const bool is_register = i > 0 && (operands[i - 1] == '%' || operands[i - 1] == '.');
-    if (!is_register && !std::isdigit(static_cast<unsigned char>(c)))
-      out.insert(operands.substr(i, j - i));
+    if (!is_register && !std::isdigit(static_cast<unsigned char>(c))) out.insert(operands.substr(i, j - i));
     i = j;
   }
 }
@@ -129,8 +127,7 @@ void parse_body(const std::string& body, PtxFunction& fn) {
       }
       std::size_t k = 0;
       while (k < stmt.size() && is_ident_char(stmt[k])) ++k;
-      if (k > 0 && k < stmt.size() && stmt[k] == ':' &&
-          (k + 1 == stmt.size() || stmt[k + 1] != ':')) {
+      if (k > 0 && k < stmt.size() && stmt[k] == ':' && (k + 1 == stmt.size() || stmt[k + 1] != ':')) {
         stmt.erase(0, k + 1);  // a label
         stripped = true;
       }
@@ -171,9 +168,7 @@ struct ModuleVariable {
 void parse_declaration(const std::string& header, std::vector<ModuleVariable>& vars) {
   const auto words = split_ws(header.substr(0, header.find('=')));
   if (words.empty()) return;
-  const auto has = [&](const char* w) {
-    return std::find(words.begin(), words.end(), w) != words.end();
-  };
+  const auto has = [&](const char* w) { return std::find(words.begin(), words.end(), w) != words.end(); };
   if (has(".func") || has(".entry")) return;  // a prototype
   const std::string name = words.back().substr(0, words.back().find('['));
   // Compiler-made tables (printf's "$str", libdevice's "__cudart_...") are not the student's.
@@ -188,8 +183,8 @@ void parse_declaration(const std::string& header, std::vector<ModuleVariable>& v
 }
 
 bool is_memory_qualifier(const std::string& part) {
-  static const std::set<std::string> kQualifiers = {
-      "weak", "volatile", "relaxed", "acquire", "release", "mmio", "cta", "cluster", "gpu", "sys"};
+  static const std::set<std::string> kQualifiers = {"weak", "volatile", "relaxed", "acquire", "release",
+                                                    "mmio", "cta",      "cluster", "gpu",     "sys"};
   return kQualifiers.count(part) > 0;
 }
 
@@ -534,16 +529,14 @@ PtxModule parse_ptx(const std::string& text) {
           if (v->second->space == ModuleVariable::kExternShared) k.uses_extern_shared = true;
         }
         auto callee = function_by_name.find(sym);
-        if (callee != function_by_name.end() && !callee->second->is_entry &&
-            seen.insert(sym).second)
+        if (callee != function_by_name.end() && !callee->second->is_entry && seen.insert(sym).second)
           reached.push_back(callee->second);
       }
     }
     auto [it, inserted] = module.kernels.emplace(k.name, k);
     if (!inserted) {
       auto& into = it->second;
-      into.instructions.insert(into.instructions.end(), k.instructions.begin(),
-                               k.instructions.end());
+      into.instructions.insert(into.instructions.end(), k.instructions.begin(), k.instructions.end());
       for (const auto& v : k.variables) append_unique(into.variables, v);
       for (const auto& v : k.accessed_global_variables) append_unique(into.accessed_global_variables, v);
       into.pointer_accesses += k.pointer_accesses;
@@ -555,9 +548,9 @@ PtxModule parse_ptx(const std::string& text) {
 
 const std::vector<std::string>& known_instruction_classes() {
   static const std::vector<std::string> kClasses = {
-      "ld.shared", "st.shared", "bar.sync", "ld.global.nc", "ld.const",
-      "ld.local",  "st.local",  "tex",      "ld.global",    "st.global",
-      "atom",      "red",       "shfl",     "extern_shared", "ld.generic", "st.generic", "shared", "pointer_access"};
+      "ld.shared", "st.shared",     "bar.sync",   "ld.global.nc", "ld.const", "ld.local",
+      "st.local",  "tex",           "ld.global",  "st.global",    "atom",     "red",
+      "shfl",      "extern_shared", "ld.generic", "st.generic",   "shared",   "pointer_access"};
   return kClasses;
 }
 
@@ -572,16 +565,15 @@ int count_instruction(const PtxKernel& kernel, const std::string& instruction_cl
       std::none_of(kernel.instructions.begin(), kernel.instructions.end(),
                    [](const std::string& op) { return matches(op, "shared"); }))
     return 1;
-  return static_cast<int>(
-      std::count_if(kernel.instructions.begin(), kernel.instructions.end(),
-                    [&](const std::string& op) { return matches(op, instruction_class); }));
+  return static_cast<int>(std::count_if(kernel.instructions.begin(), kernel.instructions.end(),
+                                        [&](const std::string& op) { return matches(op, instruction_class); }));
 }
 
 std::string demangle_kernel_name(const std::string& mangled) {
   if (!starts_with(mangled, "_Z")) return mangled;
   int status = 0;
-  std::unique_ptr<char, void (*)(void*)> raw(
-      abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status), std::free);
+  std::unique_ptr<char, void (*)(void*)> raw(abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status),
+                                             std::free);
   if (status != 0 || !raw) return mangled;
   std::string s = raw.get();
 

@@ -12,8 +12,7 @@ namespace grader {
 
 struct KernelResources {
   std::string mangled, name;
-  int registers = 0, stack_frame = 0, spill_stores = 0, spill_loads = 0, shared_bytes = 0,
-      barriers = 0;
+  int registers = 0, stack_frame = 0, spill_stores = 0, spill_loads = 0, shared_bytes = 0, barriers = 0;
   std::map<int, int> cmem;  // constant bank -> bytes, when ptxas reports it (older toolkits do)
 };
 

@@ -155,8 +155,7 @@ class RealCompile : public ::testing::Test {
                             "' -O3 -lineinfo -Xptxas -v -arch=sm_90 --keep --keep-dir keep"
                             " -c kernel.cu -o kernel.o 2> ptxas.txt";
     status_ = std::system(cmd.c_str());
-    report_ =
-        new std::map<std::string, KernelResources>(parse_ptxas_report(slurp(*dir_ / "ptxas.txt")));
+    report_ = new std::map<std::string, KernelResources>(parse_ptxas_report(slurp(*dir_ / "ptxas.txt")));
     module_ = new PtxModule(parse_ptx(slurp(*dir_ / "keep" / "kernel.ptx")));
   }
   static void TearDownTestSuite() {
@@ -169,8 +168,7 @@ class RealCompile : public ::testing::Test {
     module_ = nullptr;
   }
   void SetUp() override {
-    if (!dir_)
-      GTEST_SKIP() << "nvcc not found (CUDACXX, PATH, /usr/local/cuda/bin): cannot compile";
+    if (!dir_) GTEST_SKIP() << "nvcc not found (CUDACXX, PATH, /usr/local/cuda/bin): cannot compile";
     ASSERT_EQ(status_, 0) << slurp(*dir_ / "ptxas.txt");
   }
   static const KernelResources& res(const std::string& name) {
@@ -410,14 +408,12 @@ $L__info_string0:
 )");
   ASSERT_EQ(m.kernels.size(), 1u);
   const auto& k = m.kernels.at("k");
-  EXPECT_EQ(k.instructions,
-            (std::vector<std::string>{"mov.u32", "ld.global.u32", "bra", "call.uni", "ld.param.b32",
-                                      "barrier.sync.aligned", "bar.warp.sync", "ret",
-                                      "ld.volatile.shared.u32", "st.param.b32", "ret"}));
+  EXPECT_EQ(k.instructions, (std::vector<std::string>{"mov.u32", "ld.global.u32", "bra", "call.uni", "ld.param.b32",
+                                                      "barrier.sync.aligned", "bar.warp.sync", "ret",
+                                                      "ld.volatile.shared.u32", "st.param.b32", "ret"}));
   EXPECT_FALSE(has_instruction(k, "ld.local"));
   EXPECT_FALSE(has_instruction(k, "st.local"));
-  EXPECT_EQ(count_instruction(k, "bar.sync"), 1)
-      << "bar.warp.sync is __syncwarp, not __syncthreads";
+  EXPECT_EQ(count_instruction(k, "bar.sync"), 1) << "bar.warp.sync is __syncwarp, not __syncthreads";
   EXPECT_TRUE(has_instruction(k, "ld.shared"));
   EXPECT_TRUE(has_instruction(k, "extern_shared"));
   EXPECT_EQ(m.global_variables, (std::vector<std::string>{"table", "x"}));
@@ -427,9 +423,8 @@ $L__info_string0:
 
 TEST(Ptx, ClassMatching) {
   PtxKernel k;
-  k.instructions = {"ld.global.nc.v4.f32",  "ld.shared::cta.f32",           "ld.sharedx.f32",
-                    "tld4.r.2d.v4.f32.f32", "ld.global.L1::evict_last.f32", "bar.cta.sync",
-                    "red.global.add.f32"};
+  k.instructions = {"ld.global.nc.v4.f32",          "ld.shared::cta.f32", "ld.sharedx.f32",    "tld4.r.2d.v4.f32.f32",
+                    "ld.global.L1::evict_last.f32", "bar.cta.sync",       "red.global.add.f32"};
   EXPECT_EQ(count_instruction(k, "ld.global.nc"), 1);
   EXPECT_EQ(count_instruction(k, "ld.global"), 1);
   EXPECT_EQ(count_instruction(k, "ld.shared"), 1);
@@ -443,11 +438,11 @@ TEST(Ptx, ClassMatching) {
 
 TEST(Ptx, GenericAccessesAndSharedMemoryAreClassesOfTheirOwn) {
   PtxKernel k;
-  k.instructions = {"ld.f32", "ld.v4.u32", "ld.param.u64", "ld.global.f32", "st.volatile.b64", "cvta.to.shared.u64",
-                    "atom.shared.add.u32"};
+  k.instructions = {"ld.f32",          "ld.v4.u32",          "ld.param.u64",       "ld.global.f32",
+                    "st.volatile.b64", "cvta.to.shared.u64", "atom.shared.add.u32"};
   EXPECT_EQ(count_instruction(k, "ld.generic"), 2);  // not the param or global load
   EXPECT_EQ(count_instruction(k, "st.generic"), 1);
-  EXPECT_EQ(count_instruction(k, "shared"), 2);     // the conversion to a shared address, the shared atomic
+  EXPECT_EQ(count_instruction(k, "shared"), 2);  // the conversion to a shared address, the shared atomic
   EXPECT_EQ(count_instruction(k, "ld.shared"), 0);
   PtxKernel plain;
   plain.instructions = {"ld.global.f32", "st.global.f32"};

@@ -28,8 +28,7 @@ ContentHash& ContentHash::add_tree(const fs::path& dir, const std::vector<std::s
   for (const auto& e : fs::recursive_directory_iterator(dir)) {
     if (!e.is_regular_file()) continue;
     const auto ext = e.path().extension().string();
-    if (std::find(extensions.begin(), extensions.end(), ext) != extensions.end())
-      files.push_back(e.path());
+    if (std::find(extensions.begin(), extensions.end(), ext) != extensions.end()) files.push_back(e.path());
   }
   std::sort(files.begin(), files.end());
   for (const auto& f : files) add(fs::relative(f, dir).string()).add_file(f);

@@ -1,6 +1,4 @@
 #include "course.hpp"
-#include "text.hpp"
-#include "edit_distance.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -8,6 +6,9 @@
 #include <regex>
 #include <system_error>
 #include <utility>
+
+#include "edit_distance.hpp"
+#include "text.hpp"
 
 namespace grader {
 namespace {
@@ -52,9 +53,8 @@ std::vector<LabInfo> scan_labs(const fs::path& labs_dir) {
   // "lab07" and "7" must name one lab.
   for (std::size_t i = 1; i < labs.size(); ++i)
     if (labs[i].number == labs[i - 1].number)
-      throw CourseError("labs/" + labs[i - 1].folder + " and labs/" + labs[i].folder +
-                        " both use number " + labs[i].id.substr(3) +
-                        "; each lab needs its own number (in " + labs_dir.string() + ")");
+      throw CourseError("labs/" + labs[i - 1].folder + " and labs/" + labs[i].folder + " both use number " +
+                        labs[i].id.substr(3) + "; each lab needs its own number (in " + labs_dir.string() + ")");
   return labs;
 }
 
@@ -142,32 +142,26 @@ const LabInfo& Course::resolve(const std::string& query) const {
   if (prefixed.size() > 1) {
     std::vector<std::string> matches;
     for (const auto* lab : prefixed) matches.push_back(lab->folder);
-    throw AmbiguousLab("lab " + in_quotes(asked) + " is ambiguous: it could be " + join_or(matches) +
-                           "; give more of the name",
-                       matches);
+    throw AmbiguousLab(
+        "lab " + in_quotes(asked) + " is ambiguous: it could be " + join_or(matches) + "; give more of the name",
+        matches);
   }
 
   const std::size_t limit = std::max<std::size_t>(1, q.size() / 3);
   std::vector<std::pair<std::size_t, const LabInfo*>> close;
   for (const auto& lab : labs_) {
-    std::size_t d = std::min({edit_distance(q, lab.topic), edit_distance(q, lab.id),
-                              edit_distance(q, lab.folder)});
+    std::size_t d = std::min({edit_distance(q, lab.topic), edit_distance(q, lab.id), edit_distance(q, lab.folder)});
     if (d <= limit) close.emplace_back(d, &lab);
   }
-  std::stable_sort(close.begin(), close.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(close.begin(), close.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<std::string> suggestions;
   for (std::size_t i = 0; i < close.size() && i < 3; ++i) suggestions.push_back(close[i].second->folder);
 
-  if (suggestions.empty())
-    throw UnknownLab("no lab " + in_quotes(asked) + "; the labs are " + lab_ids(labs_), {});
-  throw UnknownLab("no lab " + in_quotes(asked) + "; did you mean " + join_or(suggestions) + "?",
-                   suggestions);
+  if (suggestions.empty()) throw UnknownLab("no lab " + in_quotes(asked) + "; the labs are " + lab_ids(labs_), {});
+  throw UnknownLab("no lab " + in_quotes(asked) + "; did you mean " + join_or(suggestions) + "?", suggestions);
 }
 
-fs::path Course::solution_kernel(const LabInfo& lab) const {
-  return root_ / "solutions" / lab.folder / "kernel.cu";
-}
+fs::path Course::solution_kernel(const LabInfo& lab) const { return root_ / "solutions" / lab.folder / "kernel.cu"; }
 
 fs::path Course::state_dir() const { return root_ / ".grader"; }
 

@@ -1,6 +1,4 @@
 #include "course_lint.hpp"
-#include "text.hpp"
-#include "fixture_expectation.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,9 +10,11 @@
 #include <set>
 #include <sstream>
 
+#include "fixture_expectation.hpp"
 #include "grading.hpp"
 #include "referee_client.hpp"
 #include "session.hpp"
+#include "text.hpp"
 #include "todo_regions.hpp"
 
 namespace fs = std::filesystem;

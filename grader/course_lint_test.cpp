@@ -290,7 +290,6 @@ TEST(CourseLintJson, HasTheDocumentedShapeAndExitCodes) {
   EXPECT_EQ(j["exit_code"], 1);
 }
 
-
 TEST(CourseLint, SymptomHintsMustNameASymptomAChecksReports) {
   json j = json::parse(kManifest);
   j["symptom_hints"] = {{"race", "add a barrier"}};
@@ -305,8 +304,11 @@ TEST(CourseLint, SymptomHintsMustNameASymptomAChecksReports) {
 
 TEST(CourseLint, AnNcuCheckAloneNeedsAFallback) {
   json j = json::parse(kManifest);
-  j["steps"][1]["checks"] = json::array({{{"kind", "ncu"}, {"kernel", "k"}, {"case", "64x64"},
-                                          {"metric", "shared_bank_conflicts_per_request"}, {"max", 0}}});
+  j["steps"][1]["checks"] = json::array({{{"kind", "ncu"},
+                                          {"kernel", "k"},
+                                          {"case", "64x64"},
+                                          {"metric", "shared_bank_conflicts_per_request"},
+                                          {"max", 0}}});
   EXPECT_EQ(lint_symptom_hints(parse_manifest(j, "lab.json")).status, "fail");
   j["steps"][1]["checks"][0]["fallback"] = {{"kind", "speedup"}, {"case", "64x64"}, {"min", 2}};
   EXPECT_EQ(lint_symptom_hints(parse_manifest(j, "lab.json")).status, "pass");

@@ -1,13 +1,13 @@
 #include "course.hpp"
 
+#include <gtest/gtest.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
-#include <unistd.h>
-
-#include <gtest/gtest.h>
 
 namespace grader {
 namespace {
@@ -16,8 +16,8 @@ namespace fs = std::filesystem;
 
 fs::path make_temp_dir() {
   static int counter = 0;
-  fs::path dir = fs::temp_directory_path() /
-                 ("course_test." + std::to_string(getpid()) + "." + std::to_string(counter++));
+  fs::path dir =
+      fs::temp_directory_path() / ("course_test." + std::to_string(getpid()) + "." + std::to_string(counter++));
   fs::create_directories(dir);
   return fs::canonical(dir);
 }
@@ -33,11 +33,11 @@ class CourseTest : public testing::Test {
   void SetUp() override {
     root_ = make_temp_dir();
     touch(root_ / "syllabus.md");
-    for (const char* lab : {"lab07-bank-conflicts", "lab00-hardware", "lab01-registers",
-                            "lab05-readonly", "lab06-shared-tiling", "lab08-reduction"})
+    for (const char* lab : {"lab07-bank-conflicts", "lab00-hardware", "lab01-registers", "lab05-readonly",
+                            "lab06-shared-tiling", "lab08-reduction"})
       fs::create_directories(root_ / "labs" / lab);
-    for (const char* other : {"notes", "lab9-short", "lab02_underscore", "Lab03-upper", "lab04-",
-                              "lab04-trailing-", "lab100-three-digits"})
+    for (const char* other :
+         {"notes", "lab9-short", "lab02_underscore", "Lab03-upper", "lab04-", "lab04-trailing-", "lab100-three-digits"})
       fs::create_directories(root_ / "labs" / other);
     touch(root_ / "labs" / "lab03-unified");  // a file, not a folder
   }
@@ -52,8 +52,7 @@ TEST_F(CourseTest, OpenFindsLabFoldersSortedByNumber) {
   std::vector<std::string> folders;
   for (const auto& lab : c.labs()) folders.push_back(lab.folder);
   EXPECT_EQ(folders, (std::vector<std::string>{"lab00-hardware", "lab01-registers", "lab05-readonly",
-                                               "lab06-shared-tiling", "lab07-bank-conflicts",
-                                               "lab08-reduction"}));
+                                               "lab06-shared-tiling", "lab07-bank-conflicts", "lab08-reduction"}));
   const LabInfo& lab = c.labs()[4];
   EXPECT_EQ(lab.id, "lab07");
   EXPECT_EQ(lab.number, 7);
@@ -91,8 +90,7 @@ TEST_F(CourseTest, OpenSaysWhatIsMissing) {
 
   fs::path bare = root_ / "bare";
   fs::create_directories(bare);
-  EXPECT_NE(open_error(bare).find("it has no labs/ folder and no syllabus.md"), std::string::npos)
-      << open_error(bare);
+  EXPECT_NE(open_error(bare).find("it has no labs/ folder and no syllabus.md"), std::string::npos) << open_error(bare);
 
   fs::create_directories(bare / "labs");
   EXPECT_NE(open_error(bare).find("it has no syllabus.md ("), std::string::npos) << open_error(bare);
@@ -112,8 +110,8 @@ TEST_F(CourseTest, TwoLabsWithOneNumberAreAnError) {
 
 TEST_F(CourseTest, ResolveAcceptsEveryName) {
   Course c = Course::open(root_);
-  for (const char* query : {"lab07-bank-conflicts", "lab07", "lab7", "7", "07", "bank-conflicts",
-                            "BANK-Conflicts", "  Lab07  ", "bank", "bank-con", "\tLAB07-BANK-CONFLICTS\n"})
+  for (const char* query : {"lab07-bank-conflicts", "lab07", "lab7", "7", "07", "bank-conflicts", "BANK-Conflicts",
+                            "  Lab07  ", "bank", "bank-con", "\tLAB07-BANK-CONFLICTS\n"})
     EXPECT_EQ(c.resolve(query).folder, "lab07-bank-conflicts") << "query: \"" << query << "\"";
   EXPECT_EQ(c.resolve("0").folder, "lab00-hardware");
   EXPECT_EQ(c.resolve("shared").folder, "lab06-shared-tiling");
@@ -171,8 +169,9 @@ TEST_F(CourseTest, AmbiguousPrefixListsTheMatches) {
     c.resolve("re");
     FAIL() << "resolved an ambiguous prefix";
   } catch (const AmbiguousLab& e) {
-    EXPECT_STREQ(e.what(), "lab \"re\" is ambiguous: it could be lab01-registers, lab05-readonly or "
-                           "lab08-reduction; give more of the name");
+    EXPECT_STREQ(e.what(),
+                 "lab \"re\" is ambiguous: it could be lab01-registers, lab05-readonly or "
+                 "lab08-reduction; give more of the name");
     EXPECT_EQ(e.matches.size(), 3u);
   }
   EXPECT_EQ(c.resolve("red").folder, "lab08-reduction");
@@ -220,8 +219,10 @@ class DiscoverTest : public CourseTest {
   }
   void TearDown() override {
     fs::current_path(cwd_);
-    if (saved_env_) setenv("CUDA_LABS_ROOT", saved_env_->c_str(), 1);
-    else unsetenv("CUDA_LABS_ROOT");
+    if (saved_env_)
+      setenv("CUDA_LABS_ROOT", saved_env_->c_str(), 1);
+    else
+      unsetenv("CUDA_LABS_ROOT");
     CourseTest::TearDown();
   }
 

@@ -33,8 +33,7 @@ std::string severity_of(const std::string& word) {
 
 std::string demangle(const std::string& name) {
   int status = 0;
-  std::unique_ptr<char, void (*)(void*)> raw(
-      abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), std::free);
+  std::unique_ptr<char, void (*)(void*)> raw(abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), std::free);
   return status == 0 && raw ? std::string(raw.get()) : name;
 }
 
@@ -55,8 +54,7 @@ std::string demangle_quoted(const std::string& text) {
 // The symbols a failed link names, in order, each once.
 std::vector<std::string> undefined_symbols(const std::string& raw) {
   static const std::regex kLd(R"(undefined reference to [`‘'"](.*)['’"]\s*$)");
-  static const std::regex kDevice(
-      R"((?:Undefined reference to|Unresolved extern function) '([^']+)')");
+  static const std::regex kDevice(R"((?:Undefined reference to|Unresolved extern function) '([^']+)')");
   std::vector<std::string> symbols;
   std::istringstream lines(raw);
   for (std::string line; std::getline(lines, line);) {
@@ -70,22 +68,17 @@ std::vector<std::string> undefined_symbols(const std::string& raw) {
       symbol = demangle(m[1]);
     else
       continue;
-    if (std::find(symbols.begin(), symbols.end(), symbol) == symbols.end())
-      symbols.push_back(symbol);
+    if (std::find(symbols.begin(), symbols.end(), symbol) == symbols.end()) symbols.push_back(symbol);
   }
   return symbols;
 }
 
-bool is_path_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
-}
+bool is_path_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'; }
 
 class PathRewriter {
  public:
-  explicit PathRewriter(std::vector<std::pair<std::string, std::string>> rewrites)
-      : rewrites_(std::move(rewrites)) {
-    rewrites_.erase(std::remove_if(rewrites_.begin(), rewrites_.end(),
-                                   [](const auto& r) { return r.first.empty(); }),
+  explicit PathRewriter(std::vector<std::pair<std::string, std::string>> rewrites) : rewrites_(std::move(rewrites)) {
+    rewrites_.erase(std::remove_if(rewrites_.begin(), rewrites_.end(), [](const auto& r) { return r.first.empty(); }),
                     rewrites_.end());
     std::stable_sort(rewrites_.begin(), rewrites_.end(),
                      [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
@@ -137,8 +130,7 @@ std::vector<CompilerMessage> parse_compiler_output(const std::string& raw) {
   static const std::regex kNvcc(
       R"(^(.+?)\((\d+)\): (catastrophic error|internal error|error|warning|remark|note)(?: #\d+(?:-D)?)?: (.*)$)");
   static const std::regex kGcc(R"(^(.+?):(\d+):(?:\d+:)? (fatal error|error|warning|note): (.*)$)");
-  static const std::regex kTool(
-      R"(^(ptxas|nvlink|nvcc|fatbinary|cicc|cudafe\+\+)\s+(error|warning|fatal)\s*: (.*)$)");
+  static const std::regex kTool(R"(^(ptxas|nvlink|nvcc|fatbinary|cicc|cudafe\+\+)\s+(error|warning|fatal)\s*: (.*)$)");
   static const std::regex kUndefined(R"((undefined reference to .*)$)");
   static const std::regex kLinker(R"(^(?:\S*/)?ld(?:\.\w+)?: (?:(warning): )?(.*)$)");
   // Progress and summaries: they end the message before them and show nothing.
@@ -185,15 +177,14 @@ std::vector<CompilerMessage> parse_compiler_output(const std::string& raw) {
     in_message = true;
   }
   const bool has_error =
-      std::any_of(messages.begin(), messages.end(),
-                  [](const CompilerMessage& m) { return m.severity == "error"; });
+      std::any_of(messages.begin(), messages.end(), [](const CompilerMessage& m) { return m.severity == "error"; });
   if (link_failed && !has_error) messages.push_back({"ld", 0, "error", "the link failed", {}});
   return messages;
 }
 
-std::string format_compiler_output(
-    const std::string& raw, const std::vector<std::pair<std::string, std::string>>& path_rewrites,
-    std::size_t max_errors) {
+std::string format_compiler_output(const std::string& raw,
+                                   const std::vector<std::pair<std::string, std::string>>& path_rewrites,
+                                   std::size_t max_errors) {
   const PathRewriter rewrite(path_rewrites);
   auto messages = parse_compiler_output(raw);
 
@@ -242,8 +233,7 @@ std::string format_compiler_output(
   if (errors.size() > shown_errors) blocks.push_back(more(errors.size() - shown_errors, "error"));
   const std::size_t shown_warnings = std::min(warnings.size(), kMaxWarnings);
   for (std::size_t i = 0; i < shown_warnings; ++i) add(warnings[i]);
-  if (warnings.size() > shown_warnings)
-    blocks.push_back(more(warnings.size() - shown_warnings, "warning"));
+  if (warnings.size() > shown_warnings) blocks.push_back(more(warnings.size() - shown_warnings, "warning"));
 
   std::string out;
   for (std::size_t i = 0; i < blocks.size(); ++i) out += (i > 0 ? "\n" : "") + blocks[i];
@@ -255,12 +245,10 @@ std::optional<std::string> missing_symbol(const std::string& raw) {
   if (symbols.empty()) return std::nullopt;
   for (auto& s : symbols) {
     // The runtime's stream type, as lab.cuh spells it.
-    for (std::size_t at; (at = s.find("CUstream_st*")) != std::string::npos;)
-      s.replace(at, 12, "cudaStream_t");
+    for (std::size_t at; (at = s.find("CUstream_st*")) != std::string::npos;) s.replace(at, 12, "cudaStream_t");
   }
   std::string names = symbols[0];
-  for (std::size_t i = 1; i < symbols.size(); ++i)
-    names += (i + 1 == symbols.size() ? " and " : ", ") + symbols[i];
+  for (std::size_t i = 1; i < symbols.size(); ++i) names += (i + 1 == symbols.size() ? " and " : ", ") + symbols[i];
   return names + (symbols.size() == 1 ? " is" : " are") + " called but never defined.";
 }
 

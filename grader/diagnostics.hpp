@@ -29,9 +29,9 @@ std::vector<CompilerMessage> parse_compiler_output(const std::string& raw);
 // the first error first, then the remaining errors in order, then at most a
 // few warnings; stops after max_errors errors with "... and N more errors".
 // Output nothing here recognises is returned (rewritten, shortened) as it is.
-std::string format_compiler_output(
-    const std::string& raw, const std::vector<std::pair<std::string, std::string>>& path_rewrites,
-    std::size_t max_errors = 5);
+std::string format_compiler_output(const std::string& raw,
+                                   const std::vector<std::pair<std::string, std::string>>& path_rewrites,
+                                   std::size_t max_errors = 5);
 
 // For a link error such as "undefined reference to `launch_transpose(float*,
 // float const*, int, int, CUstream_st*)'", a sentence naming what is missing:

@@ -24,8 +24,7 @@ std::string slurp(const fs::path& p) {
 }
 
 std::size_t count_severity(const std::vector<CompilerMessage>& ms, const std::string& severity) {
-  return std::count_if(ms.begin(), ms.end(),
-                       [&](const CompilerMessage& m) { return m.severity == severity; });
+  return std::count_if(ms.begin(), ms.end(), [&](const CompilerMessage& m) { return m.severity == severity; });
 }
 
 // Sources live under an absolute temporary path, as the grader's build
@@ -34,8 +33,7 @@ class RealCompiler : public ::testing::Test {
  protected:
   void SetUp() override {
     nvcc_ = find_nvcc().value_or(fs::path());
-    if (nvcc_.empty())
-      GTEST_SKIP() << "nvcc not found (CUDACXX, PATH, /usr/local/cuda/bin): cannot compile";
+    if (nvcc_.empty()) GTEST_SKIP() << "nvcc not found (CUDACXX, PATH, /usr/local/cuda/bin): cannot compile";
     std::string tmpl = (fs::temp_directory_path() / "diagnostics_test.XXXXXX").string();
     ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
     root_ = tmpl;
@@ -50,20 +48,14 @@ class RealCompiler : public ::testing::Test {
   // stdout and stderr together in `output`.
   int run(const std::string& command, std::string& output) {
     const fs::path log = root_ / "log.txt";
-    const int status = std::system(
-        ("cd '" + lab_.string() + "' && " + command + " > '" + log.string() + "' 2>&1").c_str());
+    const int status =
+        std::system(("cd '" + lab_.string() + "' && " + command + " > '" + log.string() + "' 2>&1").c_str());
     output = slurp(log);
     return status;
   }
-  int nvcc(const std::string& args, std::string& output) {
-    return run("'" + nvcc_.string() + "' " + args, output);
-  }
-  void write(const std::string& name, const std::string& text) {
-    std::ofstream(lab_ / name) << text;
-  }
-  std::vector<std::pair<std::string, std::string>> rewrites() const {
-    return {{lab_.string(), "lab99-demo"}};
-  }
+  int nvcc(const std::string& args, std::string& output) { return run("'" + nvcc_.string() + "' " + args, output); }
+  void write(const std::string& name, const std::string& text) { std::ofstream(lab_ / name) << text; }
+  std::vector<std::pair<std::string, std::string>> rewrites() const { return {{lab_.string(), "lab99-demo"}}; }
 
   fs::path nvcc_, root_, lab_;
 };
@@ -113,14 +105,12 @@ TEST_F(RealCompiler, WarningsOnlyMeansNoErrors) {
         "  out[0] = n;\n"
         "}\n");
   std::string raw;
-  ASSERT_EQ(nvcc("-arch=sm_90 -c '" + (lab_ / "kernel.cu").string() + "' -o kernel.o", raw), 0)
-      << raw;
+  ASSERT_EQ(nvcc("-arch=sm_90 -c '" + (lab_ / "kernel.cu").string() + "' -o kernel.o", raw), 0) << raw;
   const auto messages = parse_compiler_output(raw);
   EXPECT_EQ(count_severity(messages, "error"), 0u) << raw;
   ASSERT_EQ(count_severity(messages, "warning"), 1u) << raw;
   EXPECT_EQ(messages[0].line, 2);
-  EXPECT_EQ(format_compiler_output(raw, rewrites())
-                .rfind("lab99-demo/kernel.cu:2: warning: variable \"unused\"", 0),
+  EXPECT_EQ(format_compiler_output(raw, rewrites()).rfind("lab99-demo/kernel.cu:2: warning: variable \"unused\"", 0),
             0u);
 }
 
@@ -133,9 +123,8 @@ TEST_F(RealCompiler, LinkWithoutTheLauncherNamesIt) {
   ASSERT_EQ(nvcc("-arch=sm_90 -c main.cu -o main.o", raw), 0) << raw;
   ASSERT_NE(nvcc("-arch=sm_90 main.o -o runner", raw), 0);
 
-  EXPECT_EQ(
-      missing_symbol(raw),
-      "launch_transpose(float*, float const*, int, int, cudaStream_t) is called but never defined.")
+  EXPECT_EQ(missing_symbol(raw),
+            "launch_transpose(float*, float const*, int, int, cudaStream_t) is called but never defined.")
       << raw;
   const std::string out = format_compiler_output(raw, rewrites());
   EXPECT_EQ(out.rfind("ld: error: undefined reference to `launch_transpose(", 0), 0u) << out;
@@ -163,8 +152,7 @@ TEST_F(RealCompiler, PtxasErrorNamesTheKernelPlainly) {
   const auto messages = parse_compiler_output(raw);
   ASSERT_EQ(messages.size(), 1u) << raw;
   EXPECT_EQ(messages[0].file, "ptxas");
-  EXPECT_EQ(messages[0].text.rfind("Entry function 'too_big(float*)' uses too much shared data", 0),
-            0u)
+  EXPECT_EQ(messages[0].text.rfind("Entry function 'too_big(float*)' uses too much shared data", 0), 0u)
       << messages[0].text;
   EXPECT_FALSE(missing_symbol(raw));
 }
@@ -178,8 +166,7 @@ TEST_F(RealCompiler, HostCompilerFormat) {
   const auto messages = parse_compiler_output(raw);
   ASSERT_FALSE(messages.empty()) << raw;
   const auto first_error =
-      std::find_if(messages.begin(), messages.end(),
-                   [](const CompilerMessage& m) { return m.severity == "error"; });
+      std::find_if(messages.begin(), messages.end(), [](const CompilerMessage& m) { return m.severity == "error"; });
   ASSERT_NE(first_error, messages.end());
   EXPECT_EQ(first_error->file, (lab_ / "host.cpp").string());
   EXPECT_EQ(first_error->line, 2);
@@ -225,8 +212,7 @@ TEST(Diagnostics, SeveralMissingSymbols) {
 TEST(Diagnostics, LimitsErrorsAndWarnings) {
   std::string raw;
   for (int i = 1; i <= 5; ++i)
-    raw += "/build/lab/kernel.cu(" + std::to_string(i) + "): warning #1-D: w" + std::to_string(i) +
-           "\n";
+    raw += "/build/lab/kernel.cu(" + std::to_string(i) + "): warning #1-D: w" + std::to_string(i) + "\n";
   for (int i = 10; i <= 16; ++i)
     raw += "/build/lab/kernel.cu(" + std::to_string(i) + "): error: e" + std::to_string(i) + "\n";
   raw += "/build/lab/kernel.cu(10): error: e10\n";  // reported twice
@@ -249,8 +235,7 @@ TEST(Diagnostics, RewritesOnlyWholePathComponents) {
       "/tmp/lab05/kernel.cu(3): error: bad\n"
       "    #include \"/tmp/lab/lab.cuh\"\n"
       "/tmp/lab/kernel.cu(4): error: worse\n";
-  const std::string out =
-      format_compiler_output(raw, {{"/tmp/lab", "lab"}, {"/tmp/lab/lab.cuh", "lab.cuh"}});
+  const std::string out = format_compiler_output(raw, {{"/tmp/lab", "lab"}, {"/tmp/lab/lab.cuh", "lab.cuh"}});
   EXPECT_EQ(out,
             "/tmp/lab05/kernel.cu:3: error: bad\n"
             "    #include \"lab.cuh\"\n\n"
@@ -275,8 +260,8 @@ TEST(Diagnostics, NotesStayWithTheirError) {
 }
 
 TEST(Diagnostics, HugeLinesAreCut) {
-  const std::string raw = "kernel.cu(7): error: " + std::string(1 << 20, 'x') + "\n" +
-                          "undefined reference to `" + std::string(1 << 20, 'y') + "'\n";
+  const std::string raw = "kernel.cu(7): error: " + std::string(1 << 20, 'x') + "\n" + "undefined reference to `" +
+                          std::string(1 << 20, 'y') + "'\n";
   const auto ms = parse_compiler_output(raw);
   ASSERT_EQ(ms.size(), 2u);
   EXPECT_EQ(ms[0].line, 7);

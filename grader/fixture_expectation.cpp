@@ -98,8 +98,8 @@ FixtureExpectation read_expectation(const std::filesystem::path& file) {
 
 const std::vector<std::string>& known_symptoms() {
   static const std::vector<std::string> s = {
-      "mismatch",      "unwritten",        "canary", "timeout",      "crash", "cuda_error", "no_result",
-      "implausibly_fast", "noisy",  "local_memory", "api",   "bad_output", "error",
+      "mismatch", "unwritten", "canary", "timeout", "crash", "cuda_error", "no_result", "implausibly_fast", "noisy",
+      "local_memory", "api", "bad_output", "error",
       // the referee: a timed launch wrong after right ones, the GPU kept busy, a broken reply
       "timed_mismatch", "interference", "protocol",
       // correctness: an input changed, wrong only at sizes off a multiple of 32, two runs differ
@@ -145,8 +145,9 @@ std::string verdict_mismatch(const json& report, int exit_code, const FixtureExp
       return exit_code == 0 ? "" : "expected every step to pass, got exit " + code + ": " + shown(report);
     case FixtureExpectation::build_fails: {
       if (exit_code != 3) return "expected a build failure (exit 3), got exit " + code + ": " + shown(report);
-      const std::string diagnostics =
-          report.contains("build") && report["build"].is_object() ? text_of(report["build"].value("student", json()), "diagnostics") : "";
+      const std::string diagnostics = report.contains("build") && report["build"].is_object()
+                                          ? text_of(report["build"].value("student", json()), "diagnostics")
+                                          : "";
       const std::string lacks = missing_message(diagnostics, e.messages);
       if (!lacks.empty())
         return "the build failed, but its diagnostics do not contain \"" + lacks + "\":\n" + diagnostics;

@@ -31,7 +31,7 @@ struct FixtureExpectation {
   enum Kind { all_pass, build_fails, step_fails } kind = all_pass;
   int step = 0;
   std::string check, symptom;
-  std::string text;  // what follows "// expect: "
+  std::string text;                   // what follows "// expect: "
   std::vector<std::string> messages;  // each "// message: " line, in order
   // Verdicts that need no GPU: a build failure, or a failing static check.
   bool is_static() const;

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 namespace grader {
@@ -145,19 +144,22 @@ TEST(FixtureExpectation, MessagesMustAppearInTheFailingCheck) {
   // Case matters: a message is an exact substring.
   EXPECT_NE(verdict_mismatch(with("Illegal memory access (case 1x1)"), 1, e), "");
   // Another check of the step saying it does not count.
-  const json elsewhere = report({{1, {check("ptx", "fail", "", "illegal memory access (case 1x1)"),
-                                      check("correct", "fail", "cuda_error", "a crash")}}});
+  const json elsewhere = report({{1,
+                                  {check("ptx", "fail", "", "illegal memory access (case 1x1)"),
+                                   check("correct", "fail", "cuda_error", "a crash")}}});
   EXPECT_NE(verdict_mismatch(elsewhere, 1, e), "");
   // Any one of two checks of the verdict may show them.
-  const json two = report({{1, {check("correct", "fail", "cuda_error", "nothing useful"),
-                                check("correct", "fail", "cuda_error", "illegal memory access (case 1x1)")}}});
+  const json two = report({{1,
+                            {check("correct", "fail", "cuda_error", "nothing useful"),
+                             check("correct", "fail", "cuda_error", "illegal memory access (case 1x1)")}}});
   EXPECT_EQ(verdict_mismatch(two, 1, e), "");
 }
 
 TEST(FixtureExpectation, BuildMessagesMustAppearInTheDiagnostics) {
   const auto e = parse_expectation("// expect: build fails\n// message: launch_dot(float*\n", "f");
   json r = report({});
-  r["build"] = {{"student", {{"ok", false}, {"diagnostics", "launch_dot(float*, float const*) is called but never defined"}}}};
+  r["build"] = {
+      {"student", {{"ok", false}, {"diagnostics", "launch_dot(float*, float const*) is called but never defined"}}}};
   EXPECT_EQ(verdict_mismatch(r, 3, e), "");
   r["build"]["student"]["diagnostics"] = "kernel.cu(3): error: expected a \";\"";
   EXPECT_NE(verdict_mismatch(r, 3, e).find("do not contain \"launch_dot(float*\""), std::string::npos);
@@ -176,8 +178,9 @@ TEST(FixtureExpectation, StaticGradesCheckMessagesOnlyForStaticVerdicts) {
 TEST(FixtureExpectation, KnowsTheNewSymptoms) {
   const Manifest m = lab();
   for (const char* s : {"modified_input", "edge_mismatch", "nondeterministic"})
-    EXPECT_EQ(expectation_problem(parse_expectation(std::string("// expect: step 1 fails: correct (") + s + ")\n", "f"), m),
-              "")
+    EXPECT_EQ(
+        expectation_problem(parse_expectation(std::string("// expect: step 1 fails: correct (") + s + ")\n", "f"), m),
+        "")
         << s;
   const auto& known = known_symptoms();
   for (const char* s : {"bank_conflicts", "uncoalesced", "race", "out_of_bounds", "uninitialized", "divergent_barrier",
@@ -187,9 +190,12 @@ TEST(FixtureExpectation, KnowsTheNewSymptoms) {
 
 TEST(FixtureExpectation, MismatchFitsItsRefinementsButNotTheOtherWayRound) {
   const auto report = [](const std::string& symptom) {
-    return json{{"steps", json::array({{{"id", 1}, {"status", "fail"},
-                                        {"checks", json::array({{{"kind", "correct"}, {"status", "fail"},
-                                                                 {"symptom", symptom}, {"summary", "s"},
+    return json{{"steps", json::array({{{"id", 1},
+                                        {"status", "fail"},
+                                        {"checks", json::array({{{"kind", "correct"},
+                                                                 {"status", "fail"},
+                                                                 {"symptom", symptom},
+                                                                 {"summary", "s"},
                                                                  {"details", json::array()}}})}}})}};
   };
   const auto mismatch = parse_expectation("// expect: step 1 fails: correct (mismatch)\n", "f.cu");

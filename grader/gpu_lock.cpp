@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include <cctype>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -95,14 +95,17 @@ GpuTurn::GpuTurn(const fs::path& file, const std::function<void(const std::strin
     fd_ = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd_ >= 0 || errno != ENOENT) break;
     fd_ = ::open(file.c_str(), O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0444);
-    if (fd_ >= 0) ::fchmod(fd_, 0444);  // every user may open it, whatever the umask
-    else if (errno != EEXIST) break;
+    if (fd_ >= 0)
+      ::fchmod(fd_, 0444);  // every user may open it, whatever the umask
+    else if (errno != EEXIST)
+      break;
   }
   if (fd_ < 0) {
     const int e = errno;
     std::string why = std::strerror(e);
     if (e == ELOOP) why = "it is a symbolic link (someone else's file; remove it)";
-    if (e == ENOENT) why = "its folder does not exist (set " + std::string(kGpuLockDirVar) + " to a folder every user can reach)";
+    if (e == ENOENT)
+      why = "its folder does not exist (set " + std::string(kGpuLockDirVar) + " to a folder every user can reach)";
     throw std::runtime_error("cannot open the GPU lock " + file.string() + ": " + why);
   }
   struct stat st {};

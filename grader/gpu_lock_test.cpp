@@ -1,7 +1,7 @@
 #include "gpu_lock.hpp"
 
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -146,7 +146,9 @@ TEST_F(GpuLock, UsersTakeTurnsOnOneFileWhoeverMadeIt) {
     char c = 0;
     ASSERT_EQ(::read(ready[0], &c, 1), 1);
     bool waited = false;
-    { const GpuTurn turn(file, [&](const std::string&) { waited = true; }); }
+    {
+      const GpuTurn turn(file, [&](const std::string&) { waited = true; });
+    }
     ::waitpid(holder, nullptr, 0);
     ::close(ready[0]);
     ::close(ready[1]);
@@ -192,9 +194,9 @@ TEST_F(GpuLock, ThreadsOfOneGradeShareItsTurnOtherProcessesWait) {
   set_process_gpu_lock(file);
   auto other_process_can_lock = [&] {
     return in_child([&] {
-      const int fd = ::open(file.c_str(), O_RDONLY);
-      return fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) == 0 ? 0 : 1;
-    }) == 0;
+             const int fd = ::open(file.c_str(), O_RDONLY);
+             return fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) == 0 ? 0 : 1;
+           }) == 0;
   };
   {
     auto first = std::make_unique<ProcessGpuTurn>();

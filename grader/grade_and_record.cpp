@@ -18,18 +18,22 @@ void record_progress(ProgressStore& store, const GradeReport& r) {
   for (const auto& s : r.steps)
     for (const auto& c : s.checks)
       if (c.status == "pass" && is_timed_kind(c.kind)) {
-        const auto& iv = c.data[c.kind == "speedup" ? "speedup" : c.kind == "fraction_of_peak" ? "fraction" : "library_fraction"];
-        if (iv.is_object()) store.record_best(r.lab_id, c.kind + ":" + c.data.value("case", std::string()), iv.value("median", 0.0));
+        const auto& iv = c.data[c.kind == "speedup"            ? "speedup"
+                                : c.kind == "fraction_of_peak" ? "fraction"
+                                                               : "library_fraction"];
+        if (iv.is_object())
+          store.record_best(r.lab_id, c.kind + ":" + c.data.value("case", std::string()), iv.value("median", 0.0));
       }
   p.last_summary = r.exit_code == kExitPass ? "all steps pass"
-                   : r.current_step       ? "at step " + std::to_string(*r.current_step)
-                                          : "graded";
+                   : r.current_step         ? "at step " + std::to_string(*r.current_step)
+                                            : "graded";
   p.graded_at = utc_now_iso8601();
 }
 
 }  // namespace
 
-GradeReport grade_and_record(Session& session, const LabInfo& lab, const Manifest& manifest, const GradeOptions& options) {
+GradeReport grade_and_record(Session& session, const LabInfo& lab, const Manifest& manifest,
+                             const GradeOptions& options) {
   ProgressStore store(session.course.state_dir() / "progress.json");
   std::vector<std::string> warnings = store.load();
   GradeReport report = grade_lab(session, lab, manifest, options);

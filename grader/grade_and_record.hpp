@@ -14,6 +14,7 @@ namespace grader {
 // <course>/.grader/progress.json. Warnings about a damaged progress file come
 // first in the report's notes. Throws what grade_lab and ProgressStore::save
 // throw (Interrupted on Ctrl-C, before anything is recorded).
-GradeReport grade_and_record(Session& session, const LabInfo& lab, const Manifest& manifest, const GradeOptions& options);
+GradeReport grade_and_record(Session& session, const LabInfo& lab, const Manifest& manifest,
+                             const GradeOptions& options);
 
 }  // namespace grader

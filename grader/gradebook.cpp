@@ -1,11 +1,12 @@
 #include "gradebook.hpp"
-#include "text.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <sstream>
+
+#include "text.hpp"
 
 using nlohmann::json;
 
@@ -31,7 +32,8 @@ bool build_failed(const BatchRow& row) {
 std::string build_failure(const BatchRow& row) {
   const json& s = row.report["build"]["student"];
   const std::string diag = first_line(str(s, "diagnostics"));
-  return "build failed" + (str(s, "stage").empty() ? "" : " (" + str(s, "stage") + ")") + (diag.empty() ? "" : ": " + diag);
+  return "build failed" + (str(s, "stage").empty() ? "" : " (" + str(s, "stage") + ")") +
+         (diag.empty() ? "" : ": " + diag);
 }
 
 // One line per check, for Gradescope's output and JUnit's failure text.
@@ -103,7 +105,9 @@ double timed_value(const BatchRow& row, const TimedColumn& col) {
   const json* s = report_step(row, col.step_index);
   if (!s || !s->contains("checks") || col.check_index >= (*s)["checks"].size()) return none;
   const json& data = (*s)["checks"][col.check_index].value("data", json::object());
-  const char* key = col.kind == "speedup" ? "speedup" : col.kind == "fraction_of_peak" ? "fraction" : "library_fraction";
+  const char* key = col.kind == "speedup"            ? "speedup"
+                    : col.kind == "fraction_of_peak" ? "fraction"
+                                                     : "library_fraction";
   if (!data.is_object() || !data.contains(key) || !data[key].is_object()) return none;
   const json& m = data[key].value("median", json());
   return m.is_number() ? m.get<double>() : none;
@@ -112,7 +116,8 @@ double timed_value(const BatchRow& row, const TimedColumn& col) {
 std::string csv_field(const std::string& text, bool is_text) {
   std::string t = text;
   if (is_text && !t.empty() && (t[0] == '=' || t[0] == '+' || t[0] == '-' || t[0] == '@')) t = "'" + t;
-  const bool quote = t.find_first_of(",\"\r\n") != std::string::npos || (!t.empty() && (t.front() == ' ' || t.back() == ' '));
+  const bool quote =
+      t.find_first_of(",\"\r\n") != std::string::npos || (!t.empty() && (t.front() == ' ' || t.back() == ' '));
   if (!quote) return t;
   std::string q = "\"";
   for (char c : t) q += c == '"' ? std::string("\"\"") : std::string(1, c);
@@ -137,11 +142,21 @@ std::string xml_escape(const std::string& text) {
   for (char ch : text) {
     const unsigned char c = static_cast<unsigned char>(ch);
     switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
         // XML 1.0 has no way to write other control characters, not even escaped.
         out += (c < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') ? '?' : ch;
@@ -181,8 +196,10 @@ std::string grades_csv(const std::vector<BatchRow>& rows, const GradebookInfo& i
     os << csv_field(r.id);
     for (std::size_t i = 0; i < info.steps.size(); ++i) os << "," << (step_status(r, i) == "pass" ? 1 : 0);
     // No score at all for a row that was not graded: an empty cell, never a 0.
-    os << "," << (r.status == "not_graded" ? std::string()
-                                           : format_number(final_score(earned_points(r, info), r.hints_used, info.hint_penalty), 2))
+    os << ","
+       << (r.status == "not_graded"
+               ? std::string()
+               : format_number(final_score(earned_points(r, info), r.hints_used, info.hint_penalty), 2))
        << "," << format_number(info.total_points(), 2);
     for (const auto& c : cols) os << "," << format_number(timed_value(r, c), 3);
     os << "," << r.hints_used << "," << csv_field(row_notes(r, info));
@@ -197,10 +214,14 @@ json gradescope_result(const BatchRow& row, const GradebookInfo& info) {
     const Step& st = info.steps[i];
     const std::string status = step_status(row, i);
     std::string output;
-    if (row.status != "graded") output = row_notes(row, info);
-    else if (status == "locked") output = "not graded: an earlier step failed";
-    else if (status.empty()) output = "not graded";
-    else if (const json* s = report_step(row, i)) output = check_lines(*s);
+    if (row.status != "graded")
+      output = row_notes(row, info);
+    else if (status == "locked")
+      output = "not graded: an earlier step failed";
+    else if (status.empty())
+      output = "not graded";
+    else if (const json* s = report_step(row, i))
+      output = check_lines(*s);
     if (i == 0 && row.status == "graded" && build_failed(row)) {
       output = build_failure(row) + "\n" + str(row.report["build"]["student"], "diagnostics");
     }
@@ -216,8 +237,9 @@ json gradescope_result(const BatchRow& row, const GradebookInfo& info) {
   const double score = final_score(earned, row.hints_used, info.hint_penalty);
   std::string output = row_notes(row, info);
   if (info.hint_penalty > 0 && row.hints_used > 0)
-    output += std::string(output.empty() ? "" : "\n") + "hint penalty: " + std::to_string(row.hints_used) + " hints × " +
-              format_number(info.hint_penalty, 2) + " = " + format_number(earned - score, 2) + " points off";
+    output += std::string(output.empty() ? "" : "\n") + "hint penalty: " + std::to_string(row.hints_used) +
+              " hints × " + format_number(info.hint_penalty, 2) + " = " + format_number(earned - score, 2) +
+              " points off";
   json extra = info.environment;
   extra["lab"] = info.lab_id;
   extra["hints_used"] = row.hints_used;
@@ -236,8 +258,8 @@ std::string junit_xml(const std::vector<BatchRow>& rows, const GradebookInfo& in
     std::ostringstream cases;
     for (std::size_t i = 0; i < info.steps.size(); ++i) {
       const Step& st = info.steps[i];
-      cases << "    <testcase classname=\"" << xml_escape(info.lab_id + "." + r.id) << "\" name=\"" << xml_escape(step_name(st))
-            << "\" time=\"0\">\n";
+      cases << "    <testcase classname=\"" << xml_escape(info.lab_id + "." + r.id) << "\" name=\""
+            << xml_escape(step_name(st)) << "\" time=\"0\">\n";
       const std::string status = step_status(r, i);
       const json* s = report_step(r, i);
       if (r.status != "graded") {
@@ -251,9 +273,12 @@ std::string junit_xml(const std::vector<BatchRow>& rows, const GradebookInfo& in
         ++failures;
         std::string kind;
         for (const auto& c : s->value("checks", json::array()))
-          if (str(c, "status") == "fail") { kind = str(c, "kind"); break; }
-        cases << "      <failure message=\"" << xml_escape(failing_summary(*s, "fail")) << "\" type=\"" << xml_escape(kind)
-              << "\">" << xml_escape(check_lines(*s)) << "</failure>\n";
+          if (str(c, "status") == "fail") {
+            kind = str(c, "kind");
+            break;
+          }
+        cases << "      <failure message=\"" << xml_escape(failing_summary(*s, "fail")) << "\" type=\""
+              << xml_escape(kind) << "\">" << xml_escape(check_lines(*s)) << "</failure>\n";
       } else if (status == "skipped") {
         ++skipped;
         cases << "      <skipped message=\"" << xml_escape(failing_summary(*s, "skipped")) << "\"/>\n";
@@ -265,7 +290,8 @@ std::string junit_xml(const std::vector<BatchRow>& rows, const GradebookInfo& in
     }
     const int n = static_cast<int>(info.steps.size());
     body << "  <testsuite name=\"" << xml_escape(r.id) << "\" tests=\"" << n << "\" failures=\"" << failures
-         << "\" errors=\"" << errors << "\" skipped=\"" << skipped << "\" time=\"" << format_number(r.seconds, 3) << "\">\n"
+         << "\" errors=\"" << errors << "\" skipped=\"" << skipped << "\" time=\"" << format_number(r.seconds, 3)
+         << "\">\n"
          << "    <properties>\n"
          << "      <property name=\"points\" value=\""
          << format_number(final_score(earned_points(r, info), r.hints_used, info.hint_penalty), 2) << "\"/>\n"

@@ -14,8 +14,8 @@ namespace grader {
 
 struct GradebookInfo {
   std::string lab_id, lab_folder, title;
-  std::vector<Step> steps;     // from the manifest: ids, titles, points, checks
-  double hint_penalty = 0;     // points off per hint used, never below 0
+  std::vector<Step> steps;                                // from the manifest: ids, titles, points, checks
+  double hint_penalty = 0;                                // points off per hint used, never below 0
   nlohmann::json environment = nlohmann::json::object();  // {gpu, driver, cuda, isolation}: Gradescope's extra_data
 
   static GradebookInfo from_manifest(const Manifest& m, const std::string& lab_folder);

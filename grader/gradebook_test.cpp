@@ -22,7 +22,8 @@ GradebookInfo lab_info() {
 }
 
 json check(const std::string& kind, const std::string& status, const std::string& summary, json data = json::object()) {
-  return {{"kind", kind}, {"status", status}, {"summary", summary}, {"details", json::array()}, {"symptom", ""}, {"data", data}};
+  return {{"kind", kind},  {"status", status}, {"summary", summary}, {"details", json::array()},
+          {"symptom", ""}, {"data", data}};
 }
 
 BatchRow graded_row(const std::string& id, const std::string& s1, const std::string& s2, const std::string& s3) {
@@ -30,13 +31,27 @@ BatchRow graded_row(const std::string& id, const std::string& s1, const std::str
   r.id = id;
   r.status = "graded";
   json steps = json::array();
-  steps.push_back({{"id", 1}, {"status", s1}, {"checks", json::array({check("ptx", "pass", "k PTX: ld.shared"),
-                                                                     check("correct", s1, s1 == "pass" ? "matches" : "mismatch at 1x1 <b>")})}});
-  steps.push_back({{"id", 2}, {"status", s2}, {"checks", s2 == "locked" ? json::array() : json::array({check("speedup", s2, "3.8× needs 2.5",
-                                                                                {{"speedup", {{"median", 3.8126}, {"lo", 3.7}, {"hi", 3.9}}}})})}});
-  steps.push_back({{"id", 3}, {"status", s3}, {"checks", s3 == "locked" ? json::array() : json::array({check("fraction_of_peak", s3, "needs a GPU")})}});
-  r.report = {{"schema", "cuda-memory-labs/grade/1"}, {"steps", steps}, {"build", {{"student", {{"ok", true}}}}},
-              {"current_step", nullptr}, {"passed", false}, {"no_gpu_reason", ""}, {"seed", 7}};
+  steps.push_back({{"id", 1},
+                   {"status", s1},
+                   {"checks", json::array({check("ptx", "pass", "k PTX: ld.shared"),
+                                           check("correct", s1, s1 == "pass" ? "matches" : "mismatch at 1x1 <b>")})}});
+  steps.push_back({{"id", 2},
+                   {"status", s2},
+                   {"checks", s2 == "locked" ? json::array()
+                                             : json::array({check(
+                                                   "speedup", s2, "3.8× needs 2.5",
+                                                   {{"speedup", {{"median", 3.8126}, {"lo", 3.7}, {"hi", 3.9}}}})})}});
+  steps.push_back(
+      {{"id", 3},
+       {"status", s3},
+       {"checks", s3 == "locked" ? json::array() : json::array({check("fraction_of_peak", s3, "needs a GPU")})}});
+  r.report = {{"schema", "cuda-memory-labs/grade/1"},
+              {"steps", steps},
+              {"build", {{"student", {{"ok", true}}}}},
+              {"current_step", nullptr},
+              {"passed", false},
+              {"no_gpu_reason", ""},
+              {"seed", 7}};
   return r;
 }
 
@@ -56,8 +71,8 @@ TEST(Gradebook, HintPenaltyNeverBelowZero) {
   EXPECT_DOUBLE_EQ(final_score(3, 10, 1), 0);
   EXPECT_DOUBLE_EQ(final_score(3, 0, 2), 3);
   EXPECT_DOUBLE_EQ(final_score(3, 4, 0), 3);
-  EXPECT_DOUBLE_EQ(final_score(3, -2, 1), 3);   // a damaged count adds nothing
-  EXPECT_DOUBLE_EQ(final_score(3, 1, -1), 3);   // nor does a negative penalty
+  EXPECT_DOUBLE_EQ(final_score(3, -2, 1), 3);  // a damaged count adds nothing
+  EXPECT_DOUBLE_EQ(final_score(3, 1, -1), 3);  // nor does a negative penalty
 }
 
 TEST(Gradebook, CsvQuoting) {
@@ -90,7 +105,8 @@ TEST(Gradebook, CsvRowsAndColumns) {
   b.reason = "empty: kernel.cu has no content";
   const std::string csv = grades_csv({a, b}, info);
   EXPECT_EQ(csv,
-            "id,step1,step2,step3,points,total,step 2 speedup 8192x8192,step 3 fraction_of_peak 8192x8192,hints_used,notes\r\n"
+            "id,step1,step2,step3,points,total,step 2 speedup 8192x8192,step 3 fraction_of_peak "
+            "8192x8192,hints_used,notes\r\n"
             "alice,1,1,0,3.5,6,3.813,,3,GPU checks skipped\r\n"
             "\"bob,jr\",0,0,0,0,6,,,0,rejected: empty: kernel.cu has no content\r\n");
 }
@@ -147,9 +163,14 @@ TEST(Gradebook, JunitOneSuitePerStudentOneCasePerStep) {
   b.status = "error";
   b.reason = "the grader did not finish (timed out)";
   const std::string x = junit_xml({a, b}, info);
-  EXPECT_NE(x.find("<testsuites name=\"lab07\" tests=\"6\" failures=\"1\" errors=\"3\" skipped=\"2\">"), std::string::npos) << x;
-  EXPECT_NE(x.find("<testsuite name=\"al&lt;ice&gt;\" tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"2\""), std::string::npos) << x;
-  EXPECT_NE(x.find("<failure message=\"correct: mismatch at 1x1 &lt;b&gt;\" type=\"correct\">"), std::string::npos) << x;
+  EXPECT_NE(x.find("<testsuites name=\"lab07\" tests=\"6\" failures=\"1\" errors=\"3\" skipped=\"2\">"),
+            std::string::npos)
+      << x;
+  EXPECT_NE(x.find("<testsuite name=\"al&lt;ice&gt;\" tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"2\""),
+            std::string::npos)
+      << x;
+  EXPECT_NE(x.find("<failure message=\"correct: mismatch at 1x1 &lt;b&gt;\" type=\"correct\">"), std::string::npos)
+      << x;
   EXPECT_NE(x.find("<skipped message=\"locked: an earlier step failed\"/>"), std::string::npos);
   EXPECT_NE(x.find("<error message=\"not graded: the grader did not finish (timed out)\"/>"), std::string::npos);
   EXPECT_EQ(x.find("<ice>"), std::string::npos);
@@ -158,11 +179,15 @@ TEST(Gradebook, JunitOneSuitePerStudentOneCasePerStep) {
 TEST(Gradebook, BuildFailureIsStepOnesFailure) {
   const auto info = lab_info();
   auto r = graded_row("c", "locked", "locked", "locked");
-  r.report["build"]["student"] = {{"ok", false}, {"stage", "kernel"}, {"diagnostics", "kernel.cu:3: error: expected ';'\nmore"}};
+  r.report["build"]["student"] = {
+      {"ok", false}, {"stage", "kernel"}, {"diagnostics", "kernel.cu:3: error: expected ';'\nmore"}};
   r.report["steps"][0]["checks"] = json::array();
   const std::string x = junit_xml({r}, info);
-  EXPECT_NE(x.find("<failure message=\"build failed (kernel): kernel.cu:3: error: expected &apos;;&apos;\" type=\"build\">"),
-            std::string::npos) << x;
+  EXPECT_NE(
+      x.find("<failure message=\"build failed (kernel): kernel.cu:3: error: expected &apos;;&apos;\" type=\"build\">"),
+      std::string::npos)
+      << x;
   const std::string csv = grades_csv({r}, info);
-  EXPECT_EQ(csv.substr(csv.find("\r\n") + 2), "c,0,0,0,0,6,,,0,build failed (kernel): kernel.cu:3: error: expected ';'\r\n");
+  EXPECT_EQ(csv.substr(csv.find("\r\n") + 2),
+            "c,0,0,0,0,6,,,0,build failed (kernel): kernel.cu:3: error: expected ';'\r\n");
 }

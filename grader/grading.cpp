@@ -1,5 +1,4 @@
 #include "grading.hpp"
-#include "text.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -19,6 +18,7 @@
 #include "referee_client.hpp"
 #include "sanitizer_report.hpp"
 #include "stats.hpp"
+#include "text.hpp"
 #include "tool_run.hpp"
 
 namespace fs = std::filesystem;
@@ -134,8 +134,8 @@ CheckResult LabGrader::check_ptx(const Check& c) {
   if (k == ptx_.kernels.end()) {
     std::vector<std::string> names;
     for (const auto& [n, _] : ptx_.kernels) names.push_back(n);
-    return failed(c, "no kernel named " + c.kernel + " in kernel.cu (found: " +
-                         (names.empty() ? "none" : join(names, ", ")) + ")");
+    return failed(c, "no kernel named " + c.kernel +
+                         " in kernel.cu (found: " + (names.empty() ? "none" : join(names, ", ")) + ")");
   }
   const auto present = [&](const std::string& cls) {
     if (cls == "extern_shared") return k->second.uses_extern_shared;
@@ -174,7 +174,8 @@ CheckResult LabGrader::check_ptx(const Check& c) {
   if (std::find(missing.begin(), missing.end(), "global_variable") != missing.end())
     r.details.push_back(ptx_.global_variables.empty()
                             ? "the module declares no __device__ array"
-                            : c.kernel + " never reads or writes a __device__ array through its own address (declared: " +
+                            : c.kernel +
+                                  " never reads or writes a __device__ array through its own address (declared: " +
                                   join(ptx_.global_variables, ", ") + ")");
   return r;
 }
@@ -185,18 +186,23 @@ CheckResult LabGrader::check_ptxas(const Check& c) {
   const auto& kr = k->second;
   CheckResult r;
   r.kind = c.kind;
-  r.data = {{"kernel", c.kernel}, {"registers", kr.registers}, {"stack_frame", kr.stack_frame},
-            {"spill_stores", kr.spill_stores}, {"spill_loads", kr.spill_loads}};
+  r.data = {{"kernel", c.kernel},
+            {"registers", kr.registers},
+            {"stack_frame", kr.stack_frame},
+            {"spill_stores", kr.spill_stores},
+            {"spill_loads", kr.spill_loads}};
   std::vector<std::string> bad;
   if (c.max_stack_frame && kr.stack_frame > *c.max_stack_frame)
-    bad.push_back(std::to_string(kr.stack_frame) + " bytes stack frame (max " + std::to_string(*c.max_stack_frame) + ")");
+    bad.push_back(std::to_string(kr.stack_frame) + " bytes stack frame (max " + std::to_string(*c.max_stack_frame) +
+                  ")");
   if (c.max_spill_bytes && std::max(kr.spill_stores, kr.spill_loads) > *c.max_spill_bytes)
     bad.push_back(std::to_string(kr.spill_stores) + " bytes spill stores, " + std::to_string(kr.spill_loads) +
                   " bytes spill loads (max " + std::to_string(*c.max_spill_bytes) + ")");
   if (c.max_registers && kr.registers > *c.max_registers)
     bad.push_back(std::to_string(kr.registers) + " registers (max " + std::to_string(*c.max_registers) + ")");
   const std::string facts = std::to_string(kr.registers) + " registers, " + std::to_string(kr.stack_frame) +
-                            " bytes stack frame, " + std::to_string(kr.spill_stores + kr.spill_loads) + " bytes spilled";
+                            " bytes stack frame, " + std::to_string(kr.spill_stores + kr.spill_loads) +
+                            " bytes spilled";
   if (bad.empty()) {
     r.summary = c.kernel + ": " + facts;
   } else {
@@ -279,16 +285,17 @@ ToolCall LabGrader::ncu_call(const Check& c) {
 }
 
 std::shared_future<LabGrader::ToolOutput> LabGrader::start_tool_run(const std::string& key, const ToolCall& call,
-                                                                     const std::string& report_file,
-                                                                     const std::string& label) {
+                                                                    const std::string& report_file,
+                                                                    const std::string& label) {
   auto it = tool_outputs_.find(key);
   if (it != tool_outputs_.end()) return it->second;
-  std::shared_future<ToolOutput> f = std::async(std::launch::async, [call, report_file, label] {
-    const auto begin = std::chrono::steady_clock::now();
-    ToolOutput out{call_tool(call), read_file(call.work_dir / report_file).value_or("")};
-    note_phase(label, begin, std::chrono::steady_clock::now(), 1);
-    return out;
-  }).share();
+  std::shared_future<ToolOutput> f =
+      std::async(std::launch::async, [call, report_file, label] {
+        const auto begin = std::chrono::steady_clock::now();
+        ToolOutput out{call_tool(call), read_file(call.work_dir / report_file).value_or("")};
+        note_phase(label, begin, std::chrono::steady_clock::now(), 1);
+        return out;
+      }).share();
   tool_outputs_.emplace(key, f);
   return f;
 }
@@ -298,7 +305,9 @@ LabGrader::ToolOutput LabGrader::tool_output(const std::string& key, const ToolC
   return start_tool_run(key, call, report_file, label).get();  // an Interrupted rethrows here
 }
 
-std::string sanitizer_key(const Check& c, const std::string& tool) { return "sanitizer " + tool + " " + join(c.cases, ","); }
+std::string sanitizer_key(const Check& c, const std::string& tool) {
+  return "sanitizer " + tool + " " + join(c.cases, ",");
+}
 std::string ncu_key(const Check& c) { return "ncu " + c.kernel + " " + c.case_name; }
 
 void LabGrader::start_tool_runs() {
@@ -332,9 +341,11 @@ const json* find_case(const json& result, const std::string& name) {
 std::optional<std::pair<std::string, std::string>> output_problem(const json& out) {
   const std::string name = out.value("name", "out");
   if (!out.value("guard_after_intact", true))
-    return std::make_pair("wrote past the end of `" + name + "` (the guard zone after it was overwritten)", std::string("canary"));
+    return std::make_pair("wrote past the end of `" + name + "` (the guard zone after it was overwritten)",
+                          std::string("canary"));
   if (!out.value("guard_before_intact", true))
-    return std::make_pair("wrote before the start of `" + name + "` (the guard zone before it was overwritten)", std::string("canary"));
+    return std::make_pair("wrote before the start of `" + name + "` (the guard zone before it was overwritten)",
+                          std::string("canary"));
   const auto unwritten = out.value("unwritten", 0ull);
   if (unwritten > 0)
     return std::make_pair(std::to_string(unwritten) + " of " + std::to_string(out.value("count", 0ull)) +
@@ -365,9 +376,11 @@ CheckResult LabGrader::check_correct(const Check& c) {
     if (!got || got->value("status", "") == "running") {
       if (first_mismatch) break;  // the earlier case's mismatch is the first thing wrong
       // The program stopped in (or before) this case.
-      const json failure = student_run_.result.is_object() ? student_run_.result.value("failure", json::object()) : json::object();
+      const json failure =
+          student_run_.result.is_object() ? student_run_.result.value("failure", json::object()) : json::object();
       const std::string crashed_in = failure.is_object() ? failure.value("case", std::string()) : std::string();
-      if (student_run_.category == "referee" || student_run_.category == "no_device") return skipped(c, student_run_.message);
+      if (student_run_.category == "referee" || student_run_.category == "no_device")
+        return skipped(c, student_run_.message);
       r.status = "fail";
       r.summary = student_run_.message.empty() ? "case " + name + " did not run" : student_run_.message;
       if (!crashed_in.empty() && crashed_in != name) r.summary = "case " + name + " did not run: " + r.summary;
@@ -377,8 +390,10 @@ CheckResult LabGrader::check_correct(const Check& c) {
     }
     const auto modified = got->value("modified_inputs", std::vector<std::string>{});
     if (!modified.empty() && !first_mismatch)
-      return failed(c, "case " + name + ": your program changed its input `" + join(modified, "`, `") +
-                           "` (inputs are read-only)", "modified_input");
+      return failed(
+          c,
+          "case " + name + ": your program changed its input `" + join(modified, "`, `") + "` (inputs are read-only)",
+          "modified_input");
     const json outputs = got->value("outputs", json::array());
     bool case_ok = true;
     for (const auto& g : outputs) {
@@ -396,11 +411,13 @@ CheckResult LabGrader::check_correct(const Check& c) {
         CheckResult m;
         m.kind = c.kind;
         m.status = "fail";
-        m.summary = "case " + name + ": " + std::to_string(mismatches) + " of " + std::to_string(g.value("count", 0ull)) +
-                    " elements of `" + g.value("name", "") + "` differ from the expected result";
+        m.summary = "case " + name + ": " + std::to_string(mismatches) + " of " +
+                    std::to_string(g.value("count", 0ull)) + " elements of `" + g.value("name", "") +
+                    "` differ from the expected result";
         for (const auto& mm : g.value("first", json::array()))
           m.details.push_back("at " + mm.value("where", std::string("?")) + ": expected " +
-                              value_text(mm.value("expected", json())) + ", got " + value_text(mm.value("got", json())));
+                              value_text(mm.value("expected", json())) + ", got " +
+                              value_text(mm.value("got", json())));
         m.data = {{"case", name}, {"mismatches", mismatches}, {"count", g.value("count", 0ull)}};
         m.symptom = "mismatch";
         // A result that changes from run to run is a race, not a wrong formula.
@@ -408,8 +425,9 @@ CheckResult LabGrader::check_correct(const Check& c) {
           const json& rr = (*got)["rerun"];
           m.symptom = "nondeterministic";
           m.details.push_back("a second run with the same inputs gave a different result (" +
-                              std::to_string(rr.value("changed", 0ull)) + " of " + std::to_string(rr.value("count", 0ull)) +
-                              " elements of `" + rr.value("output", std::string()) +
+                              std::to_string(rr.value("changed", 0ull)) + " of " +
+                              std::to_string(rr.value("count", 0ull)) + " elements of `" +
+                              rr.value("output", std::string()) +
                               "` changed): some threads read values before others wrote them");
         }
         first_mismatch = m;
@@ -451,7 +469,10 @@ const RunnerOutcome& LabGrader::timing_for(const std::string& case_name) {
   // Every threshold any step puts on this case, so one session decides them all.
   const auto decide = [&](const Check& c) {
     if (is_timed(c) && c.case_name == case_name)
-      rc.args.insert(rc.args.end(), {"--decide", std::string(c.kind == "speedup" ? "speedup:" : c.kind == "fraction_of_peak" ? "fraction:" : "library:") + fixed(c.min, 4)});
+      rc.args.insert(rc.args.end(), {"--decide", std::string(c.kind == "speedup"            ? "speedup:"
+                                                             : c.kind == "fraction_of_peak" ? "fraction:"
+                                                                                            : "library:") +
+                                                     fixed(c.min, 4)});
   };
   for (const auto& step : m_.steps)
     for (const auto& c : step.checks) {
@@ -472,11 +493,11 @@ std::pair<std::string, std::string> describe_timed_failure(const json& tf, const
       earlier > 0 ? "after " + std::to_string(earlier) + " batches of launches that were right, a batch on fresh inputs"
                   : "the first timed launches";
   if (kind == "mismatch")
-    return {"wrong result at the timing size " + case_name + " (" + when + "): " +
-                std::to_string(d.value("mismatches", 0ull)) + " of " + std::to_string(d.value("count", 0ull)) +
+    return {"wrong result at the timing size " + case_name + " (" + when +
+                "): " + std::to_string(d.value("mismatches", 0ull)) + " of " + std::to_string(d.value("count", 0ull)) +
                 " elements of `" + d.value("output", std::string()) + "` differ from the baseline, first at " +
-                d.value("where", std::string("?")) + ": expected " + value_text(d.value("expected", json())) + ", got " +
-                value_text(d.value("got", json())),
+                d.value("where", std::string("?")) + ": expected " + value_text(d.value("expected", json())) +
+                ", got " + value_text(d.value("got", json())),
             earlier > 0 ? "timed_mismatch" : "mismatch"};
   if (kind == "unwritten")
     return {"at the timing size " + case_name + " (" + when + "), " + std::to_string(d.value("unwritten", 0ull)) +
@@ -499,11 +520,13 @@ CheckResult LabGrader::check_timing(const Check& c) {
   if (auto why = gpu_unavailable()) return skipped(c, *why);
   const RunnerOutcome& t = timing_for(c.case_name);
   if (t.category == "timed_failure") {
-    const auto [summary, symptom] = describe_timed_failure(t.result.value("timed_failure", json::object()), c.case_name);
+    const auto [summary, symptom] =
+        describe_timed_failure(t.result.value("timed_failure", json::object()), c.case_name);
     CheckResult r = failed(c, summary, symptom);
     if (symptom == "timed_mismatch")
-      r.details.push_back("every timed launch gets fresh inputs and is checked: a kernel that skips work, or "
-                          "reuses what it computed for earlier inputs, is found out there");
+      r.details.push_back(
+          "every timed launch gets fresh inputs and is checked: a kernel that skips work, or "
+          "reuses what it computed for earlier inputs, is found out there");
     return r;
   }
   if (t.category == "referee" || t.category == "no_device") return skipped(c, t.message);
@@ -522,10 +545,12 @@ CheckResult LabGrader::check_timing(const Check& c) {
   r.data.erase("samples");
   if (t.category == "interference") {
     const json& i = tj["interference"];
-    return failed(c, "the baseline ran " + fixed(i.value("ratio", 0.0), 2) + "× slower beside your program than alone (" +
-                         fixed(i.value("baseline_ms", 0.0), 3) + " ms against " + fixed(i.value("solo_baseline_ms", 0.0), 3) +
-                         " ms): something kept the GPU busy between your requests, so these times are not used. If "
-                         "your program starts no GPU work of its own outside the launcher, grade again",
+    return failed(c,
+                  "the baseline ran " + fixed(i.value("ratio", 0.0), 2) + "× slower beside your program than alone (" +
+                      fixed(i.value("baseline_ms", 0.0), 3) + " ms against " +
+                      fixed(i.value("solo_baseline_ms", 0.0), 3) +
+                      " ms): something kept the GPU busy between your requests, so these times are not used. If "
+                      "your program starts no GPU work of its own outside the launcher, grade again",
                   "interference");
   }
   if (iv.is_null())
@@ -545,20 +570,24 @@ CheckResult LabGrader::check_timing(const Check& c) {
   } else if (library) {
     const std::string lib = tj.value("library", std::string("the library"));
     r.summary = "at " + c.case_name + ": " + fixed(100 * interval.median, 1) + " % of " + lib + "'s speed [" +
-                fixed(100 * interval.lo, 1) + ", " + fixed(100 * interval.hi, 1) + "], needs ≥ " + fixed(100 * c.min, 1) + " %";
+                fixed(100 * interval.lo, 1) + ", " + fixed(100 * interval.hi, 1) + "], needs ≥ " +
+                fixed(100 * c.min, 1) + " %";
   } else {
     r.summary = "at " + c.case_name + ": " + fixed(100 * interval.median, 1) + " % of memcpy bandwidth [" +
-                fixed(100 * interval.lo, 1) + ", " + fixed(100 * interval.hi, 1) + "], needs ≥ " + fixed(100 * c.min, 1) + " %";
+                fixed(100 * interval.lo, 1) + ", " + fixed(100 * interval.hi, 1) + "], needs ≥ " +
+                fixed(100 * c.min, 1) + " %";
   }
-  r.details.push_back("baseline " + fixed(tj.value("baseline_gbps", 0.0), 0) + " GB/s, yours " +
-                      fixed(tj.value("candidate_gbps", 0.0), 0) + " GB/s" +
-                      (tj.contains("memcpy_gbps") ? ", memcpy " + fixed(tj.value("memcpy_gbps", 0.0), 0) + " GB/s" : "") +
-                      "; A/A " + fixed(aa.value("median", 0.0), 3) + " over " + std::to_string(tj.value("rounds", 0)) +
-                      " rounds, " + std::to_string(tj.value("verified_launches", 0)) + " timed launches checked");
+  r.details.push_back(
+      "baseline " + fixed(tj.value("baseline_gbps", 0.0), 0) + " GB/s, yours " +
+      fixed(tj.value("candidate_gbps", 0.0), 0) + " GB/s" +
+      (tj.contains("memcpy_gbps") ? ", memcpy " + fixed(tj.value("memcpy_gbps", 0.0), 0) + " GB/s" : "") + "; A/A " +
+      fixed(aa.value("median", 0.0), 3) + " over " + std::to_string(tj.value("rounds", 0)) + " rounds, " +
+      std::to_string(tj.value("verified_launches", 0)) + " timed launches checked");
   if (speedup && tj.contains("interference") && tj["interference"].value("speedup_scale", 1.0) < 1.0)
     r.details.push_back("the baseline ran " + fixed(tj["interference"].value("ratio", 0.0), 2) +
                         "× slower beside your program than alone: the speedup is scaled by " +
-                        fixed(tj["interference"].value("speedup_scale", 1.0), 3) + " so that no more than 10 % of it counts");
+                        fixed(tj["interference"].value("speedup_scale", 1.0), 3) +
+                        " so that no more than 10 % of it counts");
   if (tj.contains("candidate_gflops"))
     r.details.push_back("baseline " + fixed(tj.value("baseline_gflops", 0.0), 0) + " GFLOP/s, yours " +
                         fixed(tj.value("candidate_gflops", 0.0), 0) + " GFLOP/s" +
@@ -571,7 +600,8 @@ CheckResult LabGrader::check_timing(const Check& c) {
   r.status = decision.pass ? "pass" : "fail";
   if (decision.noisy) {
     r.symptom = "noisy";
-    r.details.push_back("the interval still straddled the threshold after sampling more: decided on the median; the machine was noisy");
+    r.details.push_back(
+        "the interval still straddled the threshold after sampling more: decided on the median; the machine was noisy");
   }
   if (auto why = implausible(tj)) {
     r.status = "fail";
@@ -611,9 +641,11 @@ CheckResult LabGrader::check_api(const Check& c) {
     }
   }
   r.data = {{"case", c.case_name}, {"facts", facts}};
-  if (r.status == "pass") r.summary = join(good, ", ") + " (case " + c.case_name + ")";
-  else r.summary = std::to_string(wanted.size() - good.size()) + " of " + std::to_string(wanted.size()) +
-                   " facts do not hold (case " + c.case_name + ")";
+  if (r.status == "pass")
+    r.summary = join(good, ", ") + " (case " + c.case_name + ")";
+  else
+    r.summary = std::to_string(wanted.size() - good.size()) + " of " + std::to_string(wanted.size()) +
+                " facts do not hold (case " + c.case_name + ")";
   if (r.status == "fail") r.symptom = "api";
   return r;
 }
@@ -644,8 +676,9 @@ CheckResult LabGrader::check_ncu(const Check& c) {
   const double bound = at_least ? c.ncu_min : c.max;
   const NcuJudgement j = judge_launches(*measure, log.launches, bound, c.elements);
   if (j.status == NcuJudgement::too_many_launches)
-    return failed(c, c.kernel + " was launched more than " + std::to_string(kMaxProfiledLaunches) +
-                         " times in case " + c.case_name + "; one case needs a launch or a few",
+    return failed(c,
+                  c.kernel + " was launched more than " + std::to_string(kMaxProfiledLaunches) + " times in case " +
+                      c.case_name + "; one case needs a launch or a few",
                   measure->symptom);
   if (j.status == NcuJudgement::not_measured)
     return instead_of_ncu(c, "ncu did not report every counter " + c.metric + " needs");
@@ -654,8 +687,9 @@ CheckResult LabGrader::check_ncu(const Check& c) {
   CheckResult r;
   r.kind = c.kind;
   r.details = j.worst.details;
-  r.data = {{"kernel", c.kernel}, {"case", c.case_name}, {"metric", c.metric}, {"value", j.worst.value},
-            {"values", j.values}, {"launches", log.launches.size()}, {"counters", counters}};
+  r.data = {{"kernel", c.kernel},     {"case", c.case_name}, {"metric", c.metric},
+            {"value", j.worst.value}, {"values", j.values},  {"launches", log.launches.size()},
+            {"counters", counters}};
   r.data[at_least ? "min" : "max"] = bound;
   r.summary = c.kernel + " at " + c.case_name + ": " + j.worst.summary;
   if (j.judged > 1)
@@ -667,8 +701,9 @@ CheckResult LabGrader::check_ncu(const Check& c) {
   if (j.status == NcuJudgement::fails) {
     r.status = "fail";
     r.symptom = measure->symptom;
-    r.summary += ", needs " + (at_least ? "at least " + readable_amount(bound)
-                                        : bound == 0 ? std::string("0") : "at most " + readable_amount(bound));
+    r.summary += ", needs " + (at_least     ? "at least " + readable_amount(bound)
+                               : bound == 0 ? std::string("0")
+                                            : "at most " + readable_amount(bound));
     if (j.judged > 1)
       r.details.push_back(std::to_string(j.failing) + " of " + std::to_string(j.judged) +
                           " launches miss it; every launch of " + c.kernel + " in the case must meet it");
@@ -685,8 +720,8 @@ CheckResult LabGrader::instead_of_ncu(const Check& c, const std::string& why) {
     return r;
   }
   CheckResult r = check(c.fallback.front());
-  r.details.insert(r.details.begin(), "in place of the hardware-counter check (" + c.metric + " of " + c.kernel +
-                                          "): " + why);
+  r.details.insert(r.details.begin(),
+                   "in place of the hardware-counter check (" + c.metric + " of " + c.kernel + "): " + why);
   r.data["in_place_of"] = {{"kind", "ncu"}, {"metric", c.metric}, {"why", why}};
   return r;
 }
@@ -722,8 +757,8 @@ CheckResult LabGrader::check_sanitizer(const Check& c) {
     json& tj = r.data["tools"][t.tool];
     tj = {{"reports", t.log.errors}, {"outcome", t.outcome.category}};
     if (t.log.errors > 0 || !t.log.reports.empty()) {
-      const std::string first = t.log.reports.empty() ? std::to_string(t.log.errors) + " errors"
-                                                      : t.log.reports.front().headline;
+      const std::string first =
+          t.log.reports.empty() ? std::to_string(t.log.errors) + " errors" : t.log.reports.front().headline;
       const std::string more = t.log.errors > 1 ? " (" + std::to_string(t.log.errors) + " reports)" : "";
       tj["first"] = first;
       if (r.status == "pass") {
@@ -736,8 +771,8 @@ CheckResult LabGrader::check_sanitizer(const Check& c) {
       } else {
         r.details.push_back("also " + t.tool + ": " + first + more);
       }
-    } else if (!t.log.summary_seen || (!t.outcome.ok() && t.outcome.category != "bad_output" &&
-                                       t.outcome.category != "mismatch")) {
+    } else if (!t.log.summary_seen ||
+               (!t.outcome.ok() && t.outcome.category != "bad_output" && t.outcome.category != "mismatch")) {
       // The tool did not get to the end: the program crashed or hung under it.
       if (r.status == "pass") {
         r.status = "fail";
@@ -821,10 +856,25 @@ std::string value_text(const json& v) {
 // When several checks of a step fail, the symptom closest to the cause
 // chooses the hint: a race explains a mismatch, not the other way round.
 const std::vector<std::string>& symptom_priority() {
-  static const std::vector<std::string> p = {
-      "race",        "out_of_bounds",  "uninitialized", "divergent_barrier", "nondeterministic", "modified_input",
-      "leak",        "api_error",      "canary",        "unwritten",         "timed_mismatch",   "edge_mismatch",
-      "not_the_named_kernel", "memory_space", "bank_conflicts", "uncoalesced", "local_memory",  "implausibly_fast",  "interference"};
+  static const std::vector<std::string> p = {"race",
+                                             "out_of_bounds",
+                                             "uninitialized",
+                                             "divergent_barrier",
+                                             "nondeterministic",
+                                             "modified_input",
+                                             "leak",
+                                             "api_error",
+                                             "canary",
+                                             "unwritten",
+                                             "timed_mismatch",
+                                             "edge_mismatch",
+                                             "not_the_named_kernel",
+                                             "memory_space",
+                                             "bank_conflicts",
+                                             "uncoalesced",
+                                             "local_memory",
+                                             "implausibly_fast",
+                                             "interference"};
   return p;
 }
 

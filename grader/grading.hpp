@@ -29,7 +29,7 @@ struct CheckResult {
   std::string status = "pass";  // "pass" | "fail" | "skipped"
   std::string summary;          // one line
   std::vector<std::string> details;
-  std::string symptom;          // e.g. "implausibly_fast", "unwritten", "canary", "noisy"
+  std::string symptom;  // e.g. "implausibly_fast", "unwritten", "canary", "noisy"
   nlohmann::json data = nlohmann::json::object();
   // Skipped only because an optional tool (ncu) cannot run here: the step's
   // other checks decide it, and the report says what was not measured.
@@ -53,7 +53,7 @@ struct GradeReport {
   std::vector<StepResult> steps;
   std::optional<int> current_step;  // the first step not passed
   std::vector<std::string> notes;
-  std::string program_output;       // what the student's program printed, truncated
+  std::string program_output;  // what the student's program printed, truncated
   double seconds = 0;
   int exit_code = 0;
 };

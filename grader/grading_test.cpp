@@ -2,11 +2,11 @@
 // what grade --sanitize adds to a manifest.
 #include "grading.hpp"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
-
-#include <gtest/gtest.h>
 
 #include "referee_protocol.hpp"
 

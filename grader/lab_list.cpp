@@ -59,8 +59,8 @@ std::string render_lab_list(const std::vector<LabListEntry>& labs, bool unicode)
   }
   const int percent = steps > 0 ? 100 * passed / steps : 0;  // rounded down: 100 % only when all is done
   out += "\n    " + pad("", id_w) + "  " + pad("course", title_w) + "  " + pad(steps_text(passed, steps), steps_w) +
-         "  " + progress_bar(passed, steps, unicode) + "  " + std::to_string(percent) + " % · " +
-         std::to_string(done) + " of " + std::to_string(labs.size()) + " labs done\n";
+         "  " + progress_bar(passed, steps, unicode) + "  " + std::to_string(percent) + " % · " + std::to_string(done) +
+         " of " + std::to_string(labs.size()) + " labs done\n";
   return out;
 }
 

@@ -11,9 +11,9 @@ namespace grader {
 struct LabListEntry {
   std::string id, title;
   int passed = 0, steps = 0;
-  int next_step = 0;       // the first step not passed; 0 when every step passed
+  int next_step = 0;  // the first step not passed; 0 when every step passed
   std::string next_title;
-  std::string error;       // lab.json does not load: said instead of the progress
+  std::string error;  // lab.json does not load: said instead of the progress
 };
 
 // One line per lab and a total line; `unicode` as Style::unicode() (✓ and

@@ -24,8 +24,7 @@ std::vector<LabListEntry> course() {
   broken.title = "broken";
   broken.error = "lab.json: expected an object";
   return {lab("lab00", "Know your GPU", 3, 3), lab("lab01", "Registers", 1, 2, 2, "Keep it in registers"),
-          lab("lab02", "Global memory", 0, 3, 1, "Coalesce"), lab("lab03", "Unified", 1, 3, 2, "Prefetch"),
-          broken};
+          lab("lab02", "Global memory", 0, 3, 1, "Coalesce"), lab("lab03", "Unified", 1, 3, 2, "Prefetch"), broken};
 }
 
 }  // namespace
@@ -62,6 +61,5 @@ TEST(LabList, EveryStepPassedIsAHundredPercent) {
 }
 
 TEST(LabList, AnEmptyCourseStillHasATotal) {
-  EXPECT_EQ(render_lab_list({}, true),
-            "\n      course  0/0 steps  ░░░░░░░░  0 % · 0 of 0 labs done\n");
+  EXPECT_EQ(render_lab_list({}, true), "\n      course  0/0 steps  ░░░░░░░░  0 % · 0 of 0 labs done\n");
 }

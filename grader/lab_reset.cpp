@@ -1,5 +1,4 @@
 #include "lab_reset.hpp"
-#include "text.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,6 +11,7 @@
 
 #include "child_process.hpp"
 #include "publish.hpp"
+#include "text.hpp"
 #include "toolchain.hpp"
 
 namespace fs = std::filesystem;
@@ -68,8 +68,10 @@ Skeleton from_git(const Course& course, const LabInfo& lab, const std::string& s
   fs::remove(out, ec);
   fs::remove(err, ec);
   if (r.interrupted) throw Interrupted();
-  const std::string why_not = "no skeleton of " + lab.id + " to restore: this is not a class copy made by `grader publish`, and ";
-  if (!r.started) throw EnvironmentError(why_not + "git cannot be run to read the committed file (" + r.start_error + ")");
+  const std::string why_not =
+      "no skeleton of " + lab.id + " to restore: this is not a class copy made by `grader publish`, and ";
+  if (!r.started)
+    throw EnvironmentError(why_not + "git cannot be run to read the committed file (" + r.start_error + ")");
   if (!(r.exited && r.exit_code == 0))
     throw EnvironmentError(why_not + "`git show " + object + "` in " + course.root().string() + " failed (" +
                            (message.empty() ? r.describe() : message) + ")");

@@ -25,7 +25,8 @@ struct Skeleton {
 Skeleton find_skeleton(const Course& course, const LabInfo& lab, const std::string& student_file);
 
 // <backups_dir>/<stem>-<UTC time>.<ext>, e.g. kernel-20261122T120000Z.cu.
-std::filesystem::path backup_path(const std::filesystem::path& backups_dir, const std::string& student_file, std::time_t now);
+std::filesystem::path backup_path(const std::filesystem::path& backups_dir, const std::string& student_file,
+                                  std::time_t now);
 
 // Writes `text` to `wanted`, or to <stem>-2<ext>, -3, ... when that name is
 // taken: an existing backup is never replaced. The file appears whole or not

@@ -19,13 +19,10 @@
 namespace grader {
 
 const std::vector<Command>& commands() {
-  static const std::vector<Command> table = {grade_command(), list_command(), hint_command(), bench_command(),
-                                             check_command(),
-                                             publish_command(), verify_command(),
-                                             batch_command(), gradescope_command(),
-                                             collect_command(), batch_task_command(),
-                                             watch_command(), reset_command(),
-                                             doctor_command()};
+  static const std::vector<Command> table = {
+      grade_command(),      list_command(),   hint_command(),  bench_command(),      check_command(),
+      publish_command(),    verify_command(), batch_command(), gradescope_command(), collect_command(),
+      batch_task_command(), watch_command(),  reset_command(), doctor_command()};
   return table;
 }
 
@@ -67,9 +64,9 @@ bool names_a_lab(const std::string& word, const std::filesystem::path& root) {
 
 struct Arguments {
   std::vector<std::string> args;
-  bool implicit_grade = false;      // "grade" was put in front of a lab name
-  std::string unknown_command;      // set: a mistyped command, with what was meant
-  bool json = false;                // --json anywhere: errors must be JSON too
+  bool implicit_grade = false;  // "grade" was put in front of a lab name
+  std::string unknown_command;  // set: a mistyped command, with what was meant
+  bool json = false;            // --json anywhere: errors must be JSON too
 };
 
 // `grader lab07 ...` means `grader grade lab07 ...`, and `grader` alone means
@@ -175,9 +172,10 @@ int main(int argc, char** argv) {
     return 130;
   } catch (const UnknownLab& e) {
     // `grader xyzzy` was read as a lab: say that it is not a command either.
-    return report_error(global,
-                        std::string(e.what()) + (normalised.implicit_grade ? "; nor is it a command (grader --help lists them)" : ""),
-                        kExitUsage);
+    return report_error(
+        global,
+        std::string(e.what()) + (normalised.implicit_grade ? "; nor is it a command (grader --help lists them)" : ""),
+        kExitUsage);
   } catch (const UsageError& e) {
     return report_error(global, e.what(), kExitUsage);
   } catch (const ManifestError& e) {

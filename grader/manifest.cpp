@@ -1,8 +1,4 @@
 #include "manifest.hpp"
-#include "text.hpp"
-#include "edit_distance.hpp"
-#include "ncu_report.hpp"
-#include "sanitizer_report.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,10 +6,14 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <system_error>
 
-#include <nlohmann/json.hpp>
+#include "edit_distance.hpp"
+#include "ncu_report.hpp"
+#include "sanitizer_report.hpp"
+#include "text.hpp"
 
 namespace grader {
 namespace {
@@ -29,16 +29,13 @@ bool is_timed_kind(const std::string& kind) {
 
 namespace {
 
-const std::vector<std::string> kTopKeys = {"format_version", "id",   "title", "student_file",
-                                           "timeout_s",      "link", "steps", "kernels",
-                                           "bench_cases", "symptom_hints"};
-const std::vector<std::string> kStepKeys = {"id",    "title", "points",
-                                            "checks", "hints", "symptom_hints"};
+const std::vector<std::string> kTopKeys = {"format_version", "id",    "title",   "student_file", "timeout_s",
+                                           "link",           "steps", "kernels", "bench_cases",  "symptom_hints"};
+const std::vector<std::string> kStepKeys = {"id", "title", "points", "checks", "hints", "symptom_hints"};
 
 std::vector<std::string> keys_of_kind(const std::string& kind) {
   if (kind == "ptx") return {"kind", "kernel", "must_contain", "must_not_contain"};
-  if (kind == "ptxas")
-    return {"kind", "kernel", "max_stack_frame", "max_spill_bytes", "max_registers"};
+  if (kind == "ptxas") return {"kind", "kernel", "max_stack_frame", "max_spill_bytes", "max_registers"};
   if (kind == "correct") return {"kind", "cases"};
   if (kind == "speedup") return {"kind", "case", "min", "over"};
   if (kind == "fraction_of_peak") return {"kind", "case", "min"};
@@ -80,16 +77,10 @@ std::string describe(const json& v) {
   return s;
 }
 
-bool is_comment_key(const std::string& key) {
-  return !key.empty() && (key[0] == '_' || key[0] == '$');
-}
+bool is_comment_key(const std::string& key) { return !key.empty() && (key[0] == '_' || key[0] == '$'); }
 
-std::string at(const std::string& path, const std::string& key) {
-  return path.empty() ? key : path + "." + key;
-}
-std::string at(const std::string& path, std::size_t index) {
-  return path + "[" + std::to_string(index) + "]";
-}
+std::string at(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
+std::string at(const std::string& path, std::size_t index) { return path + "[" + std::to_string(index) + "]"; }
 
 class Reader {
  public:
@@ -103,8 +94,8 @@ class Reader {
     if (!ok) fail(path, "expected " + expected + ", got " + describe(got));
   }
 
-  void reject_unknown_keys(const json& obj, const std::string& path,
-                           const std::vector<std::string>& known, const std::string& what) const {
+  void reject_unknown_keys(const json& obj, const std::string& path, const std::vector<std::string>& known,
+                           const std::string& what) const {
     for (const auto& item : obj.items()) {
       const std::string& key = item.key();
       if (is_comment_key(key) || std::count(known.begin(), known.end(), key)) continue;
@@ -146,10 +137,8 @@ class Reader {
   }
 
   // Values in (lo, hi]: every numeric threshold in format 1 has that shape.
-  double number(const json& v, const std::string& path, double lo, double hi,
-                const std::string& expected) const {
-    bool ok = v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() > lo &&
-              v.get<double>() <= hi;
+  double number(const json& v, const std::string& path, double lo, double hi, const std::string& expected) const {
+    bool ok = v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() > lo && v.get<double>() <= hi;
     expect(ok, path, expected, v);
     return v.get<double>();
   }
@@ -180,13 +169,13 @@ class Reader {
 
 void read_ptx(const Reader& r, const json& v, const std::string& path, Check& c) {
   c.kernel = r.text(r.required(v, path, "kernel", "the name of a kernel"), at(path, "kernel"));
-  if (auto* m = Reader::optional(v, "must_contain"))
-    c.must_contain = r.text_list(*m, at(path, "must_contain"));
+  if (auto* m = Reader::optional(v, "must_contain")) c.must_contain = r.text_list(*m, at(path, "must_contain"));
   if (auto* m = Reader::optional(v, "must_not_contain"))
     c.must_not_contain = r.text_list(*m, at(path, "must_not_contain"));
   if (c.must_contain.empty() && c.must_not_contain.empty())
-    r.fail(path, "a \"ptx\" check needs a non-empty \"must_contain\" or \"must_not_contain\" "
-                 "list of PTX text, or it checks nothing");
+    r.fail(path,
+           "a \"ptx\" check needs a non-empty \"must_contain\" or \"must_not_contain\" "
+           "list of PTX text, or it checks nothing");
 }
 
 void read_ptxas(const Reader& r, const json& v, const std::string& path, Check& c) {
@@ -200,8 +189,9 @@ void read_ptxas(const Reader& r, const json& v, const std::string& path, Check& 
   limit("max_spill_bytes", c.max_spill_bytes);
   limit("max_registers", c.max_registers);
   if (!c.max_stack_frame && !c.max_spill_bytes && !c.max_registers)
-    r.fail(path, "a \"ptxas\" check needs at least one of \"max_stack_frame\", "
-                 "\"max_spill_bytes\", \"max_registers\", or it checks nothing");
+    r.fail(path,
+           "a \"ptxas\" check needs at least one of \"max_stack_frame\", "
+           "\"max_spill_bytes\", \"max_registers\", or it checks nothing");
 }
 
 void read_correct(const Reader& r, const json& v, const std::string& path, Check& c) {
@@ -222,9 +212,7 @@ void read_timed(const Reader& r, const json& v, const std::string& path, Check& 
     c.min = r.number(r.required(v, path, "min", expected), at(path, "min"), 0, inf, expected);
     if (auto* o = Reader::optional(v, "over")) {
       r.expect(o->is_string() && *o == "baseline", at(path, "over"),
-               "\"baseline\" (the only reference format " +
-                   std::to_string(kManifestFormatVersion) + " knows)",
-               *o);
+               "\"baseline\" (the only reference format " + std::to_string(kManifestFormatVersion) + " knows)", *o);
     }
   } else if (c.kind == "fraction_of_library") {
     // The library's time over the candidate's: 0.8 means "within 1.25x of the library".
@@ -243,7 +231,8 @@ void read_api(const Reader& r, const json& v, const std::string& path, Check& c)
   c.case_name = r.text(r.required(v, path, "case", "the name of a case"), at(path, "case"));
   if (auto* f = Reader::optional(v, "facts")) {
     c.facts = r.text_list(*f, at(path, "facts"));
-    if (c.facts.empty()) r.fail(at(path, "facts"), "expected a non-empty array of fact names (or leave it out: every fact)");
+    if (c.facts.empty())
+      r.fail(at(path, "facts"), "expected a non-empty array of fact names (or leave it out: every fact)");
   }
 }
 
@@ -283,7 +272,8 @@ void read_ncu(const Reader& r, const json& v, const std::string& path, Check& c)
   }
   if (auto* f = Reader::optional(v, "fallback")) {
     Check fb = read_check(r, *f, at(path, "fallback"));
-    if (fb.kind == "ncu") r.fail(at(path, "fallback.kind"), "a fallback stands in for ncu, so it cannot be an ncu check");
+    if (fb.kind == "ncu")
+      r.fail(at(path, "fallback.kind"), "a fallback stands in for ncu, so it cannot be an ncu check");
     c.fallback.push_back(std::move(fb));
   }
 }
@@ -294,7 +284,8 @@ void read_sanitizer(const Reader& r, const json& v, const std::string& path, Che
   const auto& all = sanitizer_tools();
   if (auto* t = Reader::optional(v, "tools")) {
     c.tools = r.text_list(*t, at(path, "tools"));
-    if (c.tools.empty()) r.fail(at(path, "tools"), "expected a non-empty array of tools (or leave it out: all of them)");
+    if (c.tools.empty())
+      r.fail(at(path, "tools"), "expected a non-empty array of tools (or leave it out: all of them)");
     for (std::size_t i = 0; i < c.tools.size(); ++i) {
       if (std::find(all.begin(), all.end(), c.tools[i]) == all.end())
         r.fail(at(at(path, "tools"), i), "unknown tool " + quote(c.tools[i]) + "; known: " + join(all, ", "));
@@ -324,13 +315,20 @@ Check read_check(const Reader& r, const json& v, const std::string& path) {
   }
   r.reject_unknown_keys(v, path, keys_of_kind(c.kind), "a " + quote(c.kind) + " check");
 
-  if (c.kind == "ptx") read_ptx(r, v, path, c);
-  else if (c.kind == "ptxas") read_ptxas(r, v, path, c);
-  else if (c.kind == "correct") read_correct(r, v, path, c);
-  else if (c.kind == "api") read_api(r, v, path, c);
-  else if (c.kind == "ncu") read_ncu(r, v, path, c);
-  else if (c.kind == "sanitizer") read_sanitizer(r, v, path, c);
-  else read_timed(r, v, path, c);
+  if (c.kind == "ptx")
+    read_ptx(r, v, path, c);
+  else if (c.kind == "ptxas")
+    read_ptxas(r, v, path, c);
+  else if (c.kind == "correct")
+    read_correct(r, v, path, c);
+  else if (c.kind == "api")
+    read_api(r, v, path, c);
+  else if (c.kind == "ncu")
+    read_ncu(r, v, path, c);
+  else if (c.kind == "sanitizer")
+    read_sanitizer(r, v, path, c);
+  else
+    read_timed(r, v, path, c);
   return c;
 }
 
@@ -339,24 +337,20 @@ Step read_step(const Reader& r, const json& v, const std::string& path) {
   r.reject_unknown_keys(v, path, kStepKeys, "a step");
   Step s;
   const std::string id_expected = "an integer >= 1";
-  s.id = r.integer(r.required(v, path, "id", id_expected), at(path, "id"), 1,
-                   std::numeric_limits<int>::max(), id_expected);
+  s.id = r.integer(r.required(v, path, "id", id_expected), at(path, "id"), 1, std::numeric_limits<int>::max(),
+                   id_expected);
   s.title = r.text(r.required(v, path, "title", "a non-empty string"), at(path, "title"));
   if (auto* p = Reader::optional(v, "points"))
-    s.points = r.integer(*p, at(path, "points"), 0, std::numeric_limits<int>::max(),
-                         "an integer >= 0");
+    s.points = r.integer(*p, at(path, "points"), 0, std::numeric_limits<int>::max(), "an integer >= 0");
 
   const std::string checks_path = at(path, "checks");
   const json& checks = r.required(v, path, "checks", "a non-empty array of checks");
   r.expect(checks.is_array(), checks_path, "a non-empty array of checks", checks);
-  if (checks.empty())
-    r.fail(checks_path, "expected at least one check, got [] (a step with no checks always passes)");
-  for (std::size_t i = 0; i < checks.size(); ++i)
-    s.checks.push_back(read_check(r, checks[i], at(checks_path, i)));
+  if (checks.empty()) r.fail(checks_path, "expected at least one check, got [] (a step with no checks always passes)");
+  for (std::size_t i = 0; i < checks.size(); ++i) s.checks.push_back(read_check(r, checks[i], at(checks_path, i)));
 
   if (auto* h = Reader::optional(v, "hints")) s.hints = r.text_list(*h, at(path, "hints"));
-  if (auto* h = Reader::optional(v, "symptom_hints"))
-    s.symptom_hints = r.text_map(*h, at(path, "symptom_hints"));
+  if (auto* h = Reader::optional(v, "symptom_hints")) s.symptom_hints = r.text_map(*h, at(path, "symptom_hints"));
   return s;
 }
 
@@ -369,13 +363,12 @@ void read_steps(const Reader& r, const json& steps, Manifest& m) {
     Step s = read_step(r, steps[i], path);
     auto prev = seen.find(s.id);
     if (prev != seen.end())
-      r.fail(at(path, "id"), "duplicate step id " + std::to_string(s.id) + " (" +
-                                 at("steps", prev->second) + " already uses it)");
+      r.fail(at(path, "id"),
+             "duplicate step id " + std::to_string(s.id) + " (" + at("steps", prev->second) + " already uses it)");
     // The grader reports "step N" and students run steps in order, so ids
     // double as positions.
     if (s.id != static_cast<int>(i) + 1)
-      r.fail(at(path, "id"), "expected " + std::to_string(i + 1) +
-                                 " (step ids run 1, 2, 3, ... in file order), got " +
+      r.fail(at(path, "id"), "expected " + std::to_string(i + 1) + " (step ids run 1, 2, 3, ... in file order), got " +
                                  std::to_string(s.id));
     seen[s.id] = i;
     m.steps.push_back(std::move(s));
@@ -385,9 +378,8 @@ void read_steps(const Reader& r, const json& steps, Manifest& m) {
 }  // namespace
 
 const std::vector<std::string>& known_check_kinds() {
-  static const std::vector<std::string> kinds = {"correct", "speedup",   "fraction_of_peak",
-                                                 "ptxas",   "ptx",       "api",
-                                                 "fraction_of_library", "ncu", "sanitizer"};
+  static const std::vector<std::string> kinds = {
+      "correct", "speedup", "fraction_of_peak", "ptxas", "ptx", "api", "fraction_of_library", "ncu", "sanitizer"};
   return kinds;
 }
 
@@ -424,8 +416,7 @@ Manifest parse_manifest(const json& j, const std::string& source_name) {
   const json& version = r.required(j, "", "format_version", version_expected);
   r.expect(version.is_number_integer(), "format_version", version_expected, version);
   if (version != kManifestFormatVersion)
-    r.fail("format_version", "unsupported format_version " + version.dump() +
-                                 "; this grader reads format_version " +
+    r.fail("format_version", "unsupported format_version " + version.dump() + "; this grader reads format_version " +
                                  std::to_string(kManifestFormatVersion));
   r.reject_unknown_keys(j, "", kTopKeys, "the manifest");
 
@@ -436,10 +427,9 @@ Manifest parse_manifest(const json& j, const std::string& source_name) {
   if (auto* f = Reader::optional(j, "student_file")) {
     m.student_file = r.text(*f, "student_file");
     // The student edits one file inside the lab folder; a path could point anywhere.
-    if (m.student_file.find_first_of("/\\") != std::string::npos || m.student_file == "." ||
-        m.student_file == "..")
-      r.fail("student_file", "expected a file name inside the lab folder such as \"kernel.cu\", got " +
-                                 quote(m.student_file));
+    if (m.student_file.find_first_of("/\\") != std::string::npos || m.student_file == "." || m.student_file == "..")
+      r.fail("student_file",
+             "expected a file name inside the lab folder such as \"kernel.cu\", got " + quote(m.student_file));
   }
   if (auto* t = Reader::optional(j, "timeout_s"))
     m.timeout_s = r.number(*t, "timeout_s", 0, 3600, "a number of seconds in (0, 3600]");
@@ -447,8 +437,7 @@ Manifest parse_manifest(const json& j, const std::string& source_name) {
     m.link = r.text_list(*l, "link");
     for (std::size_t i = 0; i < m.link.size(); ++i)
       if (m.link[i][0] == '-' || m.link[i].find_first_of(" \t\n") != std::string::npos)
-        r.fail(at("link", i), "expected a library name such as \"cublas\" (without -l), got " +
-                                  quote(m.link[i]));
+        r.fail(at("link", i), "expected a library name such as \"cublas\" (without -l), got " + quote(m.link[i]));
   }
   if (auto* k = Reader::optional(j, "kernels")) r.text_map(*k, "kernels");
   // Cases `grader bench` times besides those a speed check names: a lesson may
@@ -494,8 +483,7 @@ Manifest load_lab_manifest(const fs::path& file) {
   const std::string name = file.string();
   std::error_code ec;
   if (!fs::exists(file, ec)) throw ManifestError(name + ": cannot read the manifest: no such file");
-  if (fs::is_directory(file, ec))
-    throw ManifestError(name + ": is a folder; expected the lab's lab.json file");
+  if (fs::is_directory(file, ec)) throw ManifestError(name + ": is a folder; expected the lab's lab.json file");
   std::ifstream in(file, std::ios::binary);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (!in.good() && !in.eof()) throw ManifestError(name + ": cannot read the manifest");
@@ -512,12 +500,13 @@ Manifest load_lab_manifest(const fs::path& file) {
     std::size_t byte = std::min<std::size_t>(e.byte, text.size());
     std::size_t line = 1, column = 1;
     for (std::size_t i = 0; i + 1 < byte; ++i) {
-      if (text[i] == '\n') ++line, column = 1;
-      else ++column;
+      if (text[i] == '\n')
+        ++line, column = 1;
+      else
+        ++column;
     }
-    throw ManifestError(name + ": invalid JSON at byte " + std::to_string(e.byte) + " (line " +
-                        std::to_string(line) + ", column " + std::to_string(column) +
-                        "): " + reason);
+    throw ManifestError(name + ": invalid JSON at byte " + std::to_string(e.byte) + " (line " + std::to_string(line) +
+                        ", column " + std::to_string(column) + "): " + reason);
   }
   return parse_manifest(j, name);
 }

@@ -5,12 +5,11 @@
 
 #include <filesystem>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 namespace grader {
 
@@ -18,21 +17,22 @@ namespace grader {
 inline constexpr int kManifestFormatVersion = 1;
 
 struct Check {
-  std::string kind;  // "correct" | "speedup" | "fraction_of_peak" | "ptxas" | "ptx" | "api" | "fraction_of_library" | "ncu" | "sanitizer"
-  std::string kernel;  // ptx, ptxas
-  std::vector<std::string> must_contain, must_not_contain;  // ptx
+  std::string
+      kind;  // "correct" | "speedup" | "fraction_of_peak" | "ptxas" | "ptx" | "api" | "fraction_of_library" | "ncu" | "sanitizer"
+  std::string kernel;                                                  // ptx, ptxas
+  std::vector<std::string> must_contain, must_not_contain;             // ptx
   std::optional<int> max_stack_frame, max_spill_bytes, max_registers;  // ptxas
-  std::vector<std::string> cases;  // correct, sanitizer
-  std::string case_name;  // speedup, fraction_of_peak, fraction_of_library, api, ncu ("case" in JSON)
+  std::vector<std::string> cases;                                      // correct, sanitizer
+  std::string case_name;           // speedup, fraction_of_peak, fraction_of_library, api, ncu ("case" in JSON)
   std::vector<std::string> facts;  // api: facts that must hold (empty: every reported fact)
-  double min = 0;  // speedup: > 0; fraction_of_peak: in (0, 1]
-  std::string over = "baseline";  // speedup
-  std::string metric;             // ncu: a measure ncu_report.hpp knows
-  double max = 0;                 // ncu: an at-most measure must not exceed it
-  double ncu_min = 0;             // ncu: an at-least measure must reach it ("min" in JSON)
-  double elements = 0;            // ncu: the case's output elements, for a per-element measure
-  std::vector<Check> fallback;    // ncu: at most one check that stands in where ncu cannot run
-  std::vector<std::string> tools; // sanitizer: compute-sanitizer tools (default: all four)
+  double min = 0;                  // speedup: > 0; fraction_of_peak: in (0, 1]
+  std::string over = "baseline";   // speedup
+  std::string metric;              // ncu: a measure ncu_report.hpp knows
+  double max = 0;                  // ncu: an at-most measure must not exceed it
+  double ncu_min = 0;              // ncu: an at-least measure must reach it ("min" in JSON)
+  double elements = 0;             // ncu: the case's output elements, for a per-element measure
+  std::vector<Check> fallback;     // ncu: at most one check that stands in where ncu cannot run
+  std::vector<std::string> tools;  // sanitizer: compute-sanitizer tools (default: all four)
   // Static checks read the compiler's output only, so they run without a GPU.
   bool is_static() const;
 };

@@ -1,12 +1,12 @@
 #include "manifest.hpp"
 
-#include <fstream>
-#include <cstdint>
-#include <functional>
-#include <limits>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 namespace grader {
@@ -129,7 +129,8 @@ TEST(Manifest, NcuAndSanitizerChecks) {
       "metric": "shared_bank_conflicts_per_request", "max": 0,
       "fallback": { "kind": "speedup", "case": "4096x4096", "min": 5 } })"));
   j["steps"][1]["checks"].push_back(json::parse(R"({ "kind": "sanitizer", "cases": ["1x1"] })"));
-  j["steps"][1]["checks"].push_back(json::parse(R"({ "kind": "sanitizer", "cases": ["1x1"], "tools": ["racecheck"] })"));
+  j["steps"][1]["checks"].push_back(
+      json::parse(R"({ "kind": "sanitizer", "cases": ["1x1"], "tools": ["racecheck"] })"));
   const Manifest m = parse_manifest(j, kSource);
   EXPECT_EQ(m.symptom_hints.at("race"), "Add a barrier.");
   const auto& checks = m.steps[1].checks;
@@ -153,7 +154,8 @@ TEST(Manifest, OptionalFieldsTakeDefaults) {
     "steps": [ { "id": 1, "title": "s", "checks": [
       { "kind": "speedup", "case": "big", "min": 1.5 },
       { "kind": "ptxas", "kernel": "k", "max_registers": 32 } ] } ]
-  })"), kSource);
+  })"),
+                              kSource);
   EXPECT_EQ(m.student_file, "kernel.cu");
   EXPECT_DOUBLE_EQ(m.timeout_s, 60);
   EXPECT_TRUE(m.link.empty());
@@ -190,35 +192,55 @@ void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
 json& check(json& m, int step, int index) { return m["steps"][step]["checks"][index]; }
 
 const std::vector<BadCase> kBadCases = {
-    {"ApiWithoutCase", [](json& m) { check(m, 0, 0) = {{"kind", "api"}, {"facts", {"managed"}}}; },
+    {"ApiWithoutCase",
+     [](json& m) {
+       check(m, 0, 0) = {{"kind", "api"}, {"facts", {"managed"}}};
+     },
      {"steps[0].checks[0]", "case: required key is missing"}},
-    {"ApiEmptyFacts", [](json& m) { check(m, 0, 0) = {{"kind", "api"}, {"case", "c"}, {"facts", json::array()}}; },
+    {"ApiEmptyFacts",
+     [](json& m) {
+       check(m, 0, 0) = {{"kind", "api"}, {"case", "c"}, {"facts", json::array()}};
+     },
      {"steps[0].checks[0].facts", "non-empty array of fact names"}},
     {"NcuUnknownMeasure",
-     [](json& m) { check(m, 0, 0) = {{"kind", "ncu"}, {"kernel", "k"}, {"case", "c"}, {"metric", "shared_bank_conflict_per_request"}, {"max", 0}}; },
+     [](json& m) {
+       check(m, 0, 0) = {
+           {"kind", "ncu"}, {"kernel", "k"}, {"case", "c"}, {"metric", "shared_bank_conflict_per_request"}, {"max", 0}};
+     },
      {"steps[0].checks[0].metric: unknown measure", "did you mean \"shared_bank_conflicts_per_request\"?"}},
     {"NcuNegativeMax",
-     [](json& m) { check(m, 0, 0) = {{"kind", "ncu"}, {"kernel", "k"}, {"case", "c"}, {"metric", "local_memory_bytes"}, {"max", -1}}; },
+     [](json& m) {
+       check(m, 0, 0) = {
+           {"kind", "ncu"}, {"kernel", "k"}, {"case", "c"}, {"metric", "local_memory_bytes"}, {"max", -1}};
+     },
      {"steps[0].checks[0].max: expected a number >= 0, got -1"}},
     {"NcuWithoutMax",
-     [](json& m) { check(m, 0, 0) = {{"kind", "ncu"}, {"kernel", "k"}, {"case", "c"}, {"metric", "local_memory_bytes"}}; },
+     [](json& m) {
+       check(m, 0, 0) = {{"kind", "ncu"}, {"kernel", "k"}, {"case", "c"}, {"metric", "local_memory_bytes"}};
+     },
      {"steps[0].checks[0].max: required key is missing"}},
     {"NcuEvidenceTakesMin",
-     [](json& m) { check(m, 0, 0) = {{"kind", "ncu"}, {"kernel", "k"}, {"case", "c"}, {"metric", "shared_loads_per_block"}, {"max", 1}}; },
+     [](json& m) {
+       check(m, 0, 0) = {
+           {"kind", "ncu"}, {"kernel", "k"}, {"case", "c"}, {"metric", "shared_loads_per_block"}, {"max", 1}};
+     },
      {"steps[0].checks[0].min: required key is missing"}},
     {"NcuCostRefusesMin",
      [](json& m) {
-       check(m, 0, 0) = {{"kind", "ncu"}, {"kernel", "k"}, {"case", "c"}, {"metric", "local_memory_bytes"}, {"max", 0}, {"min", 1}};
+       check(m, 0, 0) = {{"kind", "ncu"}, {"kernel", "k"}, {"case", "c"}, {"metric", "local_memory_bytes"},
+                         {"max", 0},      {"min", 1}};
      },
      {"steps[0].checks[0].min: measure \"local_memory_bytes\" takes \"max\", not \"min\""}},
     {"NcuPerElementNeedsElements",
      [](json& m) {
-       check(m, 0, 0) = {{"kind", "ncu"}, {"kernel", "k"}, {"case", "c"}, {"metric", "stored_bytes_per_element"}, {"min", 3.9}};
+       check(m, 0, 0) = {
+           {"kind", "ncu"}, {"kernel", "k"}, {"case", "c"}, {"metric", "stored_bytes_per_element"}, {"min", 3.9}};
      },
      {"steps[0].checks[0].elements: required key is missing"}},
     {"NcuElementsOnlyPerElement",
      [](json& m) {
-       check(m, 0, 0) = {{"kind", "ncu"}, {"kernel", "k"}, {"case", "c"}, {"metric", "local_memory_bytes"}, {"max", 0}, {"elements", 5}};
+       check(m, 0, 0) = {{"kind", "ncu"}, {"kernel", "k"}, {"case", "c"}, {"metric", "local_memory_bytes"},
+                         {"max", 0},      {"elements", 5}};
      },
      {"steps[0].checks[0].elements: measure \"local_memory_bytes\" is not counted per element"}},
     {"NcuFallbackIsNcu",
@@ -230,124 +252,197 @@ const std::vector<BadCase> kBadCases = {
      {"steps[0].checks[0].fallback.kind: a fallback stands in for ncu"}},
     {"NcuFallbackBroken",
      [](json& m) {
-       check(m, 0, 0) = {{"kind", "ncu"}, {"kernel", "k"}, {"case", "c"}, {"metric", "local_memory_bytes"}, {"max", 0},
-                         {"fallback", {{"kind", "speedup"}, {"case", "c"}}}};
+       check(m, 0, 0) = {{"kind", "ncu"}, {"kernel", "k"},
+                         {"case", "c"},   {"metric", "local_memory_bytes"},
+                         {"max", 0},      {"fallback", {{"kind", "speedup"}, {"case", "c"}}}};
      },
      {"steps[0].checks[0].fallback.min: required key is missing"}},
-    {"SanitizerUnknownTool", [](json& m) { check(m, 0, 0) = {{"kind", "sanitizer"}, {"cases", {"c"}}, {"tools", {"memcheck", "leakcheck"}}}; },
+    {"SanitizerUnknownTool",
+     [](json& m) {
+       check(m, 0, 0) = {{"kind", "sanitizer"}, {"cases", {"c"}}, {"tools", {"memcheck", "leakcheck"}}};
+     },
      {"steps[0].checks[0].tools[1]: unknown tool \"leakcheck\"; known: memcheck, racecheck, synccheck, initcheck"}},
-    {"SanitizerToolTwice", [](json& m) { check(m, 0, 0) = {{"kind", "sanitizer"}, {"cases", {"c"}}, {"tools", {"racecheck", "racecheck"}}}; },
+    {"SanitizerToolTwice",
+     [](json& m) {
+       check(m, 0, 0) = {{"kind", "sanitizer"}, {"cases", {"c"}}, {"tools", {"racecheck", "racecheck"}}};
+     },
      {"steps[0].checks[0].tools[1]: tool \"racecheck\" is listed twice"}},
-    {"SanitizerWithoutCases", [](json& m) { check(m, 0, 0) = {{"kind", "sanitizer"}}; },
+    {"SanitizerWithoutCases",
+     [](json& m) {
+       check(m, 0, 0) = {{"kind", "sanitizer"}};
+     },
      {"steps[0].checks[0].cases: required key is missing"}},
-    {"TopSymptomHintsNotStrings", [](json& m) { m["symptom_hints"] = {{"race", 1}}; },
+    {"TopSymptomHintsNotStrings",
+     [](json& m) {
+       m["symptom_hints"] = {{"race", 1}};
+     },
      {"symptom_hints.race: expected a non-empty string, got 1"}},
-    {"TopLevelNotObject", [](json& m) { m = json::array(); },
+    {"TopLevelNotObject",
+     [](json& m) { m = json::array(); },
      {"labs/x/lab.json: ", "expected a JSON object at the top level, got an array"}},
-    {"MissingFormatVersion", [](json& m) { m.erase("format_version"); },
+    {"MissingFormatVersion",
+     [](json& m) { m.erase("format_version"); },
      {"format_version: required key is missing", "reads format_version 1"}},
-    {"FormatVersionTypo", [](json& m) { m["format-version"] = m["format_version"]; m.erase("format_version"); },
+    {"FormatVersionTypo",
+     [](json& m) {
+       m["format-version"] = m["format_version"];
+       m.erase("format_version");
+     },
      {"unknown key \"format-version\" in the manifest (did you mean \"format_version\"?)"}},
-    {"FormatVersionNotInteger", [](json& m) { m["format_version"] = "1"; },
+    {"FormatVersionNotInteger",
+     [](json& m) { m["format_version"] = "1"; },
      {"format_version: expected an integer", "got \"1\""}},
-    {"UnsupportedFormatVersion", [](json& m) { m["format_version"] = 2; },
+    {"UnsupportedFormatVersion",
+     [](json& m) { m["format_version"] = 2; },
      {"format_version: unsupported format_version 2", "this grader reads format_version 1"}},
     {"MissingId", [](json& m) { m.erase("id"); }, {"id: required key is missing"}},
     {"EmptyTitle", [](json& m) { m["title"] = ""; }, {"title: expected a non-empty string, got \"\""}},
-    {"MissingSteps", [](json& m) { m.erase("steps"); },
+    {"MissingSteps",
+     [](json& m) { m.erase("steps"); },
      {"steps: required key is missing (expected a non-empty array of steps)"}},
-    {"StepsNotArray", [](json& m) { m["steps"] = json::object(); },
+    {"StepsNotArray",
+     [](json& m) { m["steps"] = json::object(); },
      {"steps: expected a non-empty array of steps, got an object"}},
-    {"EmptySteps", [](json& m) { m["steps"] = json::array(); },
-     {"steps: expected at least one step"}},
-    {"TimeoutZero", [](json& m) { m["timeout_s"] = 0; }, {"timeout_s: expected a number of seconds in (0, 3600], got 0"}},
+    {"EmptySteps", [](json& m) { m["steps"] = json::array(); }, {"steps: expected at least one step"}},
+    {"TimeoutZero",
+     [](json& m) { m["timeout_s"] = 0; },
+     {"timeout_s: expected a number of seconds in (0, 3600], got 0"}},
     {"TimeoutTooLong", [](json& m) { m["timeout_s"] = 3601; }, {"timeout_s:", "(0, 3600]", "got 3601"}},
     {"TimeoutString", [](json& m) { m["timeout_s"] = "60"; }, {"timeout_s:", "got \"60\""}},
-    {"StudentFileIsPath", [](json& m) { m["student_file"] = "../other/kernel.cu"; },
+    {"StudentFileIsPath",
+     [](json& m) { m["student_file"] = "../other/kernel.cu"; },
      {"student_file: expected a file name inside the lab folder"}},
-    {"LinkWithFlag", [](json& m) { m["link"] = {"cublas", "-lcurand"}; },
+    {"LinkWithFlag",
+     [](json& m) {
+       m["link"] = {"cublas", "-lcurand"};
+     },
      {"link[1]: expected a library name", "\"-lcurand\""}},
     {"LinkNotStrings", [](json& m) { m["link"] = {1}; }, {"link[0]: expected a non-empty string, got 1"}},
-    {"KernelsNotStrings", [](json& m) { m["kernels"] = {{"candidate", 3}}; },
+    {"KernelsNotStrings",
+     [](json& m) {
+       m["kernels"] = {{"candidate", 3}};
+     },
      {"kernels.candidate: expected a non-empty string, got 3"}},
-    {"UnknownTopLevelKeyTypo", [](json& m) { m["titel"] = "x"; },
+    {"UnknownTopLevelKeyTypo",
+     [](json& m) { m["titel"] = "x"; },
      {"unknown key \"titel\" in the manifest (did you mean \"title\"?)"}},
-    {"UnknownTopLevelKeyFar", [](json& m) { m["colour_scheme"] = "x"; },
+    {"UnknownTopLevelKeyFar",
+     [](json& m) { m["colour_scheme"] = "x"; },
      {"unknown key \"colour_scheme\"", "known keys: format_version, id, title"}},
-    {"StepNotObject", [](json& m) { m["steps"][1] = "step two"; },
+    {"StepNotObject",
+     [](json& m) { m["steps"][1] = "step two"; },
      {"steps[1]: expected a step object, got \"step two\""}},
-    {"StepIdsOutOfOrder", [](json& m) { m["steps"][1]["id"] = 3; },
-     {"steps[1].id: expected 2", "got 3"}},
-    {"DuplicateStepIds", [](json& m) { m["steps"][1]["id"] = 1; },
+    {"StepIdsOutOfOrder", [](json& m) { m["steps"][1]["id"] = 3; }, {"steps[1].id: expected 2", "got 3"}},
+    {"DuplicateStepIds",
+     [](json& m) { m["steps"][1]["id"] = 1; },
      {"steps[1].id: duplicate step id 1 (steps[0] already uses it)"}},
-    {"StepIdHuge", [](json& m) { m["steps"][0]["id"] = std::numeric_limits<std::uint64_t>::max(); },
+    {"StepIdHuge",
+     [](json& m) { m["steps"][0]["id"] = std::numeric_limits<std::uint64_t>::max(); },
      {"steps[0].id: expected an integer >= 1"}},
     {"StepIdZero", [](json& m) { m["steps"][0]["id"] = 0; }, {"steps[0].id: expected an integer >= 1, got 0"}},
-    {"StepMissingTitle", [](json& m) { m["steps"][1].erase("title"); },
-     {"steps[1].title: required key is missing"}},
-    {"StepMissingChecks", [](json& m) { m["steps"][0].erase("checks"); },
-     {"steps[0].checks: required key is missing"}},
-    {"StepEmptyChecks", [](json& m) { m["steps"][0]["checks"] = json::array(); },
+    {"StepMissingTitle", [](json& m) { m["steps"][1].erase("title"); }, {"steps[1].title: required key is missing"}},
+    {"StepMissingChecks", [](json& m) { m["steps"][0].erase("checks"); }, {"steps[0].checks: required key is missing"}},
+    {"StepEmptyChecks",
+     [](json& m) { m["steps"][0]["checks"] = json::array(); },
      {"steps[0].checks: expected at least one check"}},
-    {"NegativePoints", [](json& m) { m["steps"][0]["points"] = -1; },
+    {"NegativePoints",
+     [](json& m) { m["steps"][0]["points"] = -1; },
      {"steps[0].points: expected an integer >= 0, got -1"}},
-    {"UnknownStepKey", [](json& m) { m["steps"][0]["hint"] = json::array(); },
+    {"UnknownStepKey",
+     [](json& m) { m["steps"][0]["hint"] = json::array(); },
      {"steps[0]: unknown key \"hint\" in a step (did you mean \"hints\"?)"}},
-    {"HintNotString", [](json& m) { m["steps"][0]["hints"][1] = json::object(); },
+    {"HintNotString",
+     [](json& m) { m["steps"][0]["hints"][1] = json::object(); },
      {"steps[0].hints[1]: expected a non-empty string, got an object"}},
-    {"SymptomHintNotString", [](json& m) { m["steps"][0]["symptom_hints"]["mismatch_at_edges"] = 5; },
+    {"SymptomHintNotString",
+     [](json& m) { m["steps"][0]["symptom_hints"]["mismatch_at_edges"] = 5; },
      {"steps[0].symptom_hints.mismatch_at_edges: expected a non-empty string, got 5"}},
-    {"CheckNotObject", [](json& m) { check(m, 0, 1) = json::array(); },
+    {"CheckNotObject",
+     [](json& m) { check(m, 0, 1) = json::array(); },
      {"steps[0].checks[1]: expected a check object, got an array"}},
-    {"CheckMissingKind", [](json& m) { check(m, 0, 1).erase("kind"); },
+    {"CheckMissingKind",
+     [](json& m) { check(m, 0, 1).erase("kind"); },
      {"steps[0].checks[1].kind: required key is missing", "correct, speedup, fraction_of_peak, ptxas, ptx"}},
-    {"CheckKindTypo", [](json& m) { auto& c = check(m, 0, 1); c["knd"] = c["kind"]; c.erase("kind"); },
+    {"CheckKindTypo",
+     [](json& m) {
+       auto& c = check(m, 0, 1);
+       c["knd"] = c["kind"];
+       c.erase("kind");
+     },
      {"steps[0].checks[1]: unknown key \"knd\" in a check (did you mean \"kind\"?)"}},
-    {"UnknownKindNear", [](json& m) { check(m, 0, 0)["kind"] = "ptxx"; },
+    {"UnknownKindNear",
+     [](json& m) { check(m, 0, 0)["kind"] = "ptxx"; },
      {"steps[0].checks[0].kind: unknown check kind \"ptxx\"",
       "known kinds: correct, speedup, fraction_of_peak, ptxas, ptx"}},
-    {"UnknownKindFar", [](json& m) { check(m, 0, 0)["kind"] = "nsight"; },
+    {"UnknownKindFar",
+     [](json& m) { check(m, 0, 0)["kind"] = "nsight"; },
      {"steps[0].checks[0].kind: unknown check kind \"nsight\"; known kinds: correct, speedup"}},
     {"KeyTypoInCheck",
-     [](json& m) { auto& c = check(m, 0, 0); c["must_contian"] = c["must_contain"]; c.erase("must_contain"); },
+     [](json& m) {
+       auto& c = check(m, 0, 0);
+       c["must_contian"] = c["must_contain"];
+       c.erase("must_contain");
+     },
      {"steps[0].checks[0]: unknown key \"must_contian\" in a \"ptx\" check (did you mean \"must_contain\"?)"}},
-    {"KeyOfAnotherKind", [](json& m) { check(m, 0, 0)["min"] = 2; },
+    {"KeyOfAnotherKind",
+     [](json& m) { check(m, 0, 0)["min"] = 2; },
      {"steps[0].checks[0]: unknown key \"min\" in a \"ptx\" check",
       "known keys: kind, kernel, must_contain, must_not_contain"}},
     {"PtxNoLists",
-     [](json& m) { auto& c = check(m, 0, 0); c.erase("must_contain"); c["must_not_contain"] = json::array(); },
+     [](json& m) {
+       auto& c = check(m, 0, 0);
+       c.erase("must_contain");
+       c["must_not_contain"] = json::array();
+     },
      {"steps[0].checks[0]: a \"ptx\" check needs a non-empty \"must_contain\" or \"must_not_contain\""}},
-    {"PtxMissingKernel", [](json& m) { check(m, 0, 0).erase("kernel"); },
+    {"PtxMissingKernel",
+     [](json& m) { check(m, 0, 0).erase("kernel"); },
      {"steps[0].checks[0].kernel: required key is missing"}},
-    {"PtxListNotArray", [](json& m) { check(m, 0, 0)["must_contain"] = "ld.shared"; },
+    {"PtxListNotArray",
+     [](json& m) { check(m, 0, 0)["must_contain"] = "ld.shared"; },
      {"steps[0].checks[0].must_contain: expected an array of strings, got \"ld.shared\""}},
     {"PtxasNoLimits",
      [](json& m) {
        auto& c = check(m, 0, 2);
-       c.erase("max_stack_frame"); c.erase("max_spill_bytes"); c.erase("max_registers");
+       c.erase("max_stack_frame");
+       c.erase("max_spill_bytes");
+       c.erase("max_registers");
      },
      {"steps[0].checks[2]: a \"ptxas\" check needs at least one of"}},
-    {"PtxasNegative", [](json& m) { check(m, 0, 2)["max_spill_bytes"] = -4; },
+    {"PtxasNegative",
+     [](json& m) { check(m, 0, 2)["max_spill_bytes"] = -4; },
      {"steps[0].checks[2].max_spill_bytes: expected an integer >= 0, got -4"}},
-    {"PtxasFraction", [](json& m) { check(m, 0, 2)["max_registers"] = 64.5; },
+    {"PtxasFraction",
+     [](json& m) { check(m, 0, 2)["max_registers"] = 64.5; },
      {"steps[0].checks[2].max_registers: expected an integer >= 0, got 64.5"}},
-    {"CorrectMissingCases", [](json& m) { check(m, 0, 1).erase("cases"); },
+    {"CorrectMissingCases",
+     [](json& m) { check(m, 0, 1).erase("cases"); },
      {"steps[0].checks[1].cases: required key is missing (expected a non-empty array of case names)"}},
-    {"CorrectEmptyCases", [](json& m) { check(m, 0, 1)["cases"] = json::array(); },
+    {"CorrectEmptyCases",
+     [](json& m) { check(m, 0, 1)["cases"] = json::array(); },
      {"steps[0].checks[1].cases: expected a non-empty array of case names, got []"}},
-    {"CorrectDuplicateCase", [](json& m) { check(m, 0, 1)["cases"] = {"a", "b", "a"}; },
+    {"CorrectDuplicateCase",
+     [](json& m) {
+       check(m, 0, 1)["cases"] = {"a", "b", "a"};
+     },
      {"steps[0].checks[1].cases[2]: case \"a\" is listed twice"}},
-    {"SpeedupMissingCase", [](json& m) { check(m, 1, 0).erase("case"); },
+    {"SpeedupMissingCase",
+     [](json& m) { check(m, 1, 0).erase("case"); },
      {"steps[1].checks[0].case: required key is missing"}},
-    {"SpeedupMissingMin", [](json& m) { check(m, 1, 0).erase("min"); },
+    {"SpeedupMissingMin",
+     [](json& m) { check(m, 1, 0).erase("min"); },
      {"steps[1].checks[0].min: required key is missing (expected a number > 0)"}},
-    {"SpeedupMinZero", [](json& m) { check(m, 1, 0)["min"] = 0; },
+    {"SpeedupMinZero",
+     [](json& m) { check(m, 1, 0)["min"] = 0; },
      {"steps[1].checks[0].min: expected a number > 0, got 0"}},
-    {"SpeedupOverUnknown", [](json& m) { check(m, 1, 0)["over"] = "cublas"; },
+    {"SpeedupOverUnknown",
+     [](json& m) { check(m, 1, 0)["over"] = "cublas"; },
      {"steps[1].checks[0].over: expected \"baseline\"", "got \"cublas\""}},
-    {"FractionAsPercent", [](json& m) { check(m, 1, 1)["min"] = 75; },
+    {"FractionAsPercent",
+     [](json& m) { check(m, 1, 1)["min"] = 75; },
      {"steps[1].checks[1].min: expected a number in (0, 1]", "got 75"}},
-    {"FractionHasOver", [](json& m) { check(m, 1, 1)["over"] = "baseline"; },
+    {"FractionHasOver",
+     [](json& m) { check(m, 1, 1)["over"] = "baseline"; },
      {"steps[1].checks[1]: unknown key \"over\" in a \"fraction_of_peak\" check"}},
 };
 
@@ -395,8 +490,7 @@ class TempDir {
  public:
   TempDir() {
     static int counter = 0;
-    path_ = fs::temp_directory_path() /
-            ("manifest_test." + std::to_string(getpid()) + "." + std::to_string(counter++));
+    path_ = fs::temp_directory_path() / ("manifest_test." + std::to_string(getpid()) + "." + std::to_string(counter++));
     fs::create_directories(path_);
   }
   ~TempDir() { fs::remove_all(path_); }
@@ -406,9 +500,7 @@ class TempDir {
   fs::path path_;
 };
 
-void write_file(const fs::path& file, const std::string& text) {
-  std::ofstream(file, std::ios::binary) << text;
-}
+void write_file(const fs::path& file, const std::string& text) { std::ofstream(file, std::ios::binary) << text; }
 
 TEST(LoadManifest, ReadsAFile) {
   TempDir dir;
@@ -449,8 +541,7 @@ TEST(LoadManifest, ValidationErrorsNameTheFile) {
     load_manifest(dir.path() / "lab.json");
     FAIL() << "accepted";
   } catch (const ManifestError& e) {
-    EXPECT_NE(std::string(e.what()).find((dir.path() / "lab.json").string() + ": steps[0].id"),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find((dir.path() / "lab.json").string() + ": steps[0].id"), std::string::npos)
         << e.what();
   }
 }
@@ -465,8 +556,7 @@ TEST(LoadManifest, SyntaxErrorNamesFileAndPosition) {
     FAIL() << "accepted invalid JSON";
   } catch (const ManifestError& e) {
     const std::string message = e.what();
-    EXPECT_EQ(message.rfind(file.string() + ": invalid JSON at byte 35 (line 2, column 13): ", 0), 0u)
-        << message;
+    EXPECT_EQ(message.rfind(file.string() + ": invalid JSON at byte 35 (line 2, column 13): ", 0), 0u) << message;
     EXPECT_EQ(message.find("[json.exception"), std::string::npos) << message;
   }
 }

@@ -1,10 +1,11 @@
 #include "ncu_report.hpp"
-#include "text.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <sstream>
+
+#include "text.hpp"
 
 namespace grader {
 namespace {
@@ -17,9 +18,12 @@ std::vector<std::string> csv_fields(const std::string& line) {
   std::string field;
   bool quoted = false;
   for (char ch : line) {
-    if (ch == '"') quoted = !quoted;
-    else if (ch == ',' && !quoted) out.push_back(field), field.clear();
-    else if (ch != '\r' && ch != '\n') field += ch;
+    if (ch == '"')
+      quoted = !quoted;
+    else if (ch == ',' && !quoted)
+      out.push_back(field), field.clear();
+    else if (ch != '\r' && ch != '\n')
+      field += ch;
   }
   out.push_back(field);
   return out;
@@ -145,9 +149,20 @@ std::vector<std::string> ncu_arguments(const std::filesystem::path& ncu, const s
                                        const std::string& kernel, const std::filesystem::path& log_file) {
   std::string metrics;
   for (const auto& m : wanted) metrics += (metrics.empty() ? "" : ",") + m;
-  return {ncu.string(), "--clock-control", "none", "--kernel-name", kernel, "--launch-count",
-          std::to_string(kMaxProfiledLaunches + 1), "--csv", "--page", "raw", "--metrics", metrics,
-          "--log-file", log_file.string()};
+  return {ncu.string(),
+          "--clock-control",
+          "none",
+          "--kernel-name",
+          kernel,
+          "--launch-count",
+          std::to_string(kMaxProfiledLaunches + 1),
+          "--csv",
+          "--page",
+          "raw",
+          "--metrics",
+          metrics,
+          "--log-file",
+          log_file.string()};
 }
 
 NcuLog parse_ncu_log(const std::string& log) {
@@ -256,8 +271,8 @@ std::optional<NcuValue> evaluate(const NcuMeasure& measure, const NcuLaunch& lau
     const double ld = v[0], st = v[1], ld_req = v[2], st_req = v[3];
     const bool loads_worse = ratio(ld, ld_req) >= ratio(st, st_req);
     out.value = std::max(ratio(ld, ld_req), ratio(st, st_req));
-    out.summary = readable_amount(out.value) + " " + measure.unit +
-                  (out.value > 0 ? loads_worse ? " (loads)" : " (stores)" : "");
+    out.summary =
+        readable_amount(out.value) + " " + measure.unit + (out.value > 0 ? loads_worse ? " (loads)" : " (stores)" : "");
     out.details.push_back("loads: " + readable_amount(ratio(ld, ld_req)) + " conflicts per request (" + count(ld) +
                           " over " + count(ld_req) + " requests); stores: " + readable_amount(ratio(st, st_req)) +
                           " (" + count(st) + " over " + count(st_req) + ")");

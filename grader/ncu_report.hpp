@@ -14,10 +14,10 @@
 namespace grader {
 
 struct NcuMeasure {
-  std::string name;     // as in lab.json
-  std::string unit;     // how the value reads: "bank conflicts per shared-memory request"
+  std::string name;                  // as in lab.json
+  std::string unit;                  // how the value reads: "bank conflicts per shared-memory request"
   std::vector<std::string> metrics;  // the raw ncu metrics it needs
-  std::string symptom;  // what a failing check reports (docs/json-output.md)
+  std::string symptom;               // what a failing check reports (docs/json-output.md)
   // at_most: a cost that must stay low (lab.json "max"); at_least: evidence
   // that the kernel really did something at run time (lab.json "min").
   enum Rule { at_most, at_least } rule = at_most;
@@ -80,10 +80,10 @@ std::optional<NcuValue> evaluate(const NcuMeasure& measure, const NcuLaunch& lau
 // at least `bound` for evidence): passing needs every one to meet it.
 struct NcuJudgement {
   enum Status { ok, fails, too_many_launches, not_measured } status = not_measured;
-  NcuValue worst;                 // the launch furthest from passing (or nearest to failing)
-  std::size_t worst_launch = 0;   // its index among the judged launches
+  NcuValue worst;                // the launch furthest from passing (or nearest to failing)
+  std::size_t worst_launch = 0;  // its index among the judged launches
   std::size_t judged = 0, failing = 0;
-  std::vector<double> values;     // one per judged launch
+  std::vector<double> values;  // one per judged launch
 };
 NcuJudgement judge_launches(const NcuMeasure& measure, const std::vector<NcuLaunch>& launches, double bound,
                             double elements);

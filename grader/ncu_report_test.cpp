@@ -4,8 +4,9 @@
 // launched the kernel ncu was told to profile.
 #include "ncu_report.hpp"
 
-#include <fstream>
 #include <gtest/gtest.h>
+
+#include <fstream>
 #include <iterator>
 #include <sstream>
 
@@ -216,7 +217,11 @@ TEST(NcuReport, MissingMetricGivesNoValue) {
 
 TEST(NcuReport, ArgumentsProfileEveryLaunchUpToTheLimitWithUnmodifiedClocks) {
   const auto args = ncu_arguments("/opt/ncu", find_ncu_measure("local_memory_bytes")->metrics, "k", "/tmp/log.csv");
-  const std::string all = [&] { std::string s; for (const auto& a : args) s += a + " "; return s; }();
+  const std::string all = [&] {
+    std::string s;
+    for (const auto& a : args) s += a + " ";
+    return s;
+  }();
   EXPECT_NE(all.find("--clock-control none"), std::string::npos);
   EXPECT_NE(all.find("--kernel-name k --launch-count " + std::to_string(kMaxProfiledLaunches + 1)), std::string::npos);
   EXPECT_NE(all.find("--log-file /tmp/log.csv"), std::string::npos);

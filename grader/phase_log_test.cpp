@@ -51,7 +51,8 @@ TEST(PhaseLog, ActivitiesAreNotedWithTheirNestingAndDuration) {
 }
 
 TEST(PhaseLog, TheTableAccountsForTheWholeTime) {
-  const std::vector<Phase> phases = {{"building kernel.cu", 0.1, 1.5, 0}, {"memcheck", 2.0, 0.7, 1}, {"ncu", 2.0, 2.0, 0}};
+  const std::vector<Phase> phases = {
+      {"building kernel.cu", 0.1, 1.5, 0}, {"memcheck", 2.0, 0.7, 1}, {"ncu", 2.0, 2.0, 0}};
   const std::string table = format_phases(phases, 4.0);
   EXPECT_NE(table.find("   1.50 s  building kernel.cu\n"), std::string::npos) << table;
   EXPECT_NE(table.find("   0.70 s    memcheck\n"), std::string::npos) << table;  // nested: indented

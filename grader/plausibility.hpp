@@ -11,9 +11,9 @@
 
 namespace grader {
 
-inline constexpr double kCopyMargin = 1.15;     // timing noise allows a little above a plain copy
-inline constexpr double kLibraryMargin = 1.5;   // a hand-written kernel may beat the library, not by this much
-inline constexpr double kPeakMargin = 1.05;     // the peak counts every lane busy every cycle
+inline constexpr double kCopyMargin = 1.15;    // timing noise allows a little above a plain copy
+inline constexpr double kLibraryMargin = 1.5;  // a hand-written kernel may beat the library, not by this much
+inline constexpr double kPeakMargin = 1.05;    // the peak counts every lane busy every cycle
 
 // The sentence saying why, for a referee's "timing" object; nullopt when plausible.
 std::optional<std::string> implausible(const nlohmann::json& timing);

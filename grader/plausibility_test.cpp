@@ -10,7 +10,9 @@ using nlohmann::json;
 json interval(double lo) { return {{"median", lo * 1.01}, {"lo", lo}, {"hi", lo * 1.02}, {"n", 20}}; }
 
 TEST(Plausibility, AnHonestResultPasses) {
-  const json t = {{"fraction", interval(0.93)}, {"library_fraction", interval(1.02)}, {"candidate_gflops", 40000.0},
+  const json t = {{"fraction", interval(0.93)},
+                  {"library_fraction", interval(1.02)},
+                  {"candidate_gflops", 40000.0},
                   {"peak_gflops", 66900.0}};
   EXPECT_FALSE(implausible(t));
 }

@@ -1,5 +1,9 @@
 #include "progress.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -9,13 +13,8 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
-#include <system_error>
-
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <nlohmann/json.hpp>
+#include <system_error>
 
 namespace grader {
 namespace {
@@ -33,15 +32,14 @@ void need(bool ok, const std::string& path, const std::string& expected) {
 }
 
 int read_int(const json& v, const std::string& path, int lo) {
-  need(v.is_number_integer() && v.get<std::int64_t>() >= lo &&
-           v.get<std::int64_t>() <= std::numeric_limits<int>::max(),
+  need(v.is_number_integer() && v.get<std::int64_t>() >= lo && v.get<std::int64_t>() <= std::numeric_limits<int>::max(),
        path, "an integer >= " + std::to_string(lo));
   return v.get<int>();
 }
 
 int read_step_key(const std::string& key, const std::string& path) {
-  need(!key.empty() && key.size() <= 9 && key.find_first_not_of("0123456789") == std::string::npos,
-       path, "step numbers as keys, got \"" + key + "\"");
+  need(!key.empty() && key.size() <= 9 && key.find_first_not_of("0123456789") == std::string::npos, path,
+       "step numbers as keys, got \"" + key + "\"");
   return std::stoi(key);
 }
 
@@ -74,10 +72,8 @@ LabProgress read_lab(const json& v, const std::string& path) {
       p.best[item.key()] = item.value().get<double>();
     }
   }
-  if (auto it = v.find("last_summary"); it != v.end())
-    p.last_summary = read_text(*it, path + ".last_summary");
-  if (auto it = v.find("graded_at"); it != v.end())
-    p.graded_at = read_text(*it, path + ".graded_at");
+  if (auto it = v.find("last_summary"); it != v.end()) p.last_summary = read_text(*it, path + ".last_summary");
+  if (auto it = v.find("graded_at"); it != v.end()) p.graded_at = read_text(*it, path + ".graded_at");
   return p;
 }
 
@@ -187,15 +183,13 @@ void ProgressStore::save() const {
   if (ec) throw ProgressError("cannot create " + dir.string() + " for progress: " + ec.message());
 
   // Summaries may quote compiler output; bad UTF-8 must not make saving fail.
-  const std::string text =
-      to_json(labs_).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  const std::string text = to_json(labs_).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 
   fs::path tmp = file_;
   tmp += ".tmp." + std::to_string(getpid());
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) throw ProgressError("cannot write " + tmp.string() + ": " + std::strerror(errno));
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0 &&
-            fsync(fileno(f)) == 0;
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0 && fsync(fileno(f)) == 0;
   int err = errno;
   if (std::fclose(f) != 0 && ok) ok = false, err = errno;
   if (ok && std::rename(tmp.c_str(), file_.c_str()) != 0) ok = false, err = errno;

@@ -17,9 +17,9 @@ inline constexpr int kProgressFormatVersion = 1;
 
 struct LabProgress {
   std::set<int> steps_passed;
-  std::map<int, int> hints_shown;         // step id -> how many hints shown
-  std::map<std::string, double> best;     // e.g. "speedup:8192x8192" -> 6.5
-  std::string last_summary, graded_at;    // graded_at: utc_now_iso8601()
+  std::map<int, int> hints_shown;       // step id -> how many hints shown
+  std::map<std::string, double> best;   // e.g. "speedup:8192x8192" -> 6.5
+  std::string last_summary, graded_at;  // graded_at: utc_now_iso8601()
 };
 
 // Saving failed (disk full, no permission); the message names the file.

@@ -1,18 +1,18 @@
 #include "progress.hpp"
 
-#include <algorithm>
-#include <cstdlib>
-#include <map>
-#include <cmath>
-#include <fstream>
-#include <iterator>
-#include <regex>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 namespace grader {
 namespace {
@@ -20,9 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-void write_file(const fs::path& file, const std::string& text) {
-  std::ofstream(file, std::ios::binary) << text;
-}
+void write_file(const fs::path& file, const std::string& text) { std::ofstream(file, std::ios::binary) << text; }
 
 std::string read_file(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
@@ -33,8 +31,7 @@ class ProgressTest : public testing::Test {
  protected:
   void SetUp() override {
     static int counter = 0;
-    dir_ = fs::temp_directory_path() /
-           ("progress_test." + std::to_string(getpid()) + "." + std::to_string(counter++));
+    dir_ = fs::temp_directory_path() / ("progress_test." + std::to_string(getpid()) + "." + std::to_string(counter++));
     fs::create_directories(dir_);
     file_ = dir_ / ".grader" / "progress.json";
   }
@@ -185,8 +182,7 @@ TEST_F(ProgressTest, SaveCreatesTheFolderAndLeavesNoTempFiles) {
 TEST_F(ProgressTest, SaveReplacesAnExistingFileWhole) {
   fs::create_directories(file_.parent_path());
   json old = {{"format_version", 1}, {"labs", json::object()}};
-  for (int i = 0; i < 50; ++i)
-    old["labs"]["lab" + std::to_string(i)] = {{"last_summary", std::string(200, 'x')}};
+  for (int i = 0; i < 50; ++i) old["labs"]["lab" + std::to_string(i)] = {{"last_summary", std::string(200, 'x')}};
   write_file(file_, old.dump(2));
 
   ProgressStore store(file_);
@@ -273,7 +269,8 @@ TEST_F(ProgressTest, KilledMidSaveLeavesTheOldOrTheNewFile) {
 
     const bool old_one = holds(current), new_one = !old_one && holds(round);
     ASSERT_TRUE(old_one || new_one) << "round " << round << ": the file holds neither version " << current
-                                    << " nor version " << round << ":\n" << read_file(file_).substr(0, 300);
+                                    << " nor version " << round << ":\n"
+                                    << read_file(file_).substr(0, 300);
     if (new_one) current = round, ++replaced;
   }
   // Both outcomes happened, so kills did land before and after the rename.

@@ -1,7 +1,4 @@
 #include "publish.hpp"
-#include "text.hpp"
-
-#include "hint_policy.hpp"
 
 #include <unistd.h>
 
@@ -17,8 +14,10 @@
 #include "app.hpp"
 #include "child_process.hpp"
 #include "diagnostics.hpp"
+#include "hint_policy.hpp"
 #include "manifest.hpp"
 #include "sha256.hpp"
+#include "text.hpp"
 #include "todo_regions.hpp"
 
 namespace fs = std::filesystem;
@@ -31,8 +30,9 @@ namespace {
 // adversarial submissions (solutions with one thing changed, or attacks).
 const std::vector<std::string> kTrees = {"grader", "common", "tests"};
 const std::vector<std::string> kExcludedTrees = {"tests/fixtures", "tests/faults", "tests/adversarial"};
-const std::vector<std::string> kSingleFiles = {"CMakeLists.txt", "CMakePresets.json", "scripts/setup",
-                                               "docs/json-output.md", "docs/manifest.md"};
+const std::vector<std::string> kSingleFiles = {"CMakeLists.txt",       "CMakePresets.json", "scripts/setup",
+                                               "scripts/check-format", ".clang-format",     "docs/json-output.md",
+                                               "docs/manifest.md"};
 
 std::string read_course_file(const fs::path& p) {
   if (auto text = read_file(p)) return *text;
@@ -65,7 +65,8 @@ bool hidden(const fs::path& relative) {
 
 void add_tree(const fs::path& root, const fs::path& tree, std::vector<fs::path>& out) {
   std::error_code ec;
-  if (!fs::is_directory(root / tree, ec)) throw PublishError("the course has no " + tree.string() + "/ folder", kExitUsage);
+  if (!fs::is_directory(root / tree, ec))
+    throw PublishError("the course has no " + tree.string() + "/ folder", kExitUsage);
   for (auto it = fs::recursive_directory_iterator(root / tree); it != fs::recursive_directory_iterator(); ++it) {
     const fs::path rel = fs::relative(it->path(), root);
     const std::string g = rel.generic_string();
@@ -108,7 +109,8 @@ std::vector<fs::path> select_files(const fs::path& root, const std::vector<std::
   for (const auto& t : kTrees) add_tree(root, t, out);
   std::error_code ec;
   // The course's shared symptom hints, where the course has them.
-  if (fs::is_regular_file(root / "labs" / kCourseSymptomHints, ec)) out.push_back(fs::path("labs") / kCourseSymptomHints);
+  if (fs::is_regular_file(root / "labs" / kCourseSymptomHints, ec))
+    out.push_back(fs::path("labs") / kCourseSymptomHints);
   for (const auto& f : kSingleFiles) {
     if (!fs::is_regular_file(root / f, ec))
       throw PublishError("the course has no " + f + " (a class copy needs it)", kExitUsage);
@@ -142,7 +144,8 @@ std::string student_readme(const std::string& readme) {
       continue;
     }
     if (t == "<!-- /instructor-only -->") {
-      if (!in_instructor_block) throw PublishError("README.md: <!-- /instructor-only --> without its opening marker", kExitUsage);
+      if (!in_instructor_block)
+        throw PublishError("README.md: <!-- /instructor-only --> without its opening marker", kExitUsage);
       in_instructor_block = false;
       continue;
     }
@@ -208,8 +211,11 @@ json make_published_manifest(const fs::path& dir, const std::vector<std::string>
     if (rel == kPublishedManifest || is_student_file(rel, student_files)) continue;
     files[rel] = sha256_file(dir / rel);
   }
-  return {{"schema", kPublishedSchema}, {"published_at", utc_now()}, {"labs", lab_folders},
-          {"student_files", student_files}, {"files", files}};
+  return {{"schema", kPublishedSchema},
+          {"published_at", utc_now()},
+          {"labs", lab_folders},
+          {"student_files", student_files},
+          {"files", files}};
 }
 
 VerifyResult verify_published(const fs::path& root) {
@@ -225,7 +231,8 @@ VerifyResult verify_published(const fs::path& root) {
   try {
     std::ifstream in(file);
     m = json::parse(in);
-    if (m.value("schema", "") != kPublishedSchema) throw std::runtime_error("its schema is not " + std::string(kPublishedSchema));
+    if (m.value("schema", "") != kPublishedSchema)
+      throw std::runtime_error("its schema is not " + std::string(kPublishedSchema));
     if (!m.contains("files") || !m["files"].is_object()) throw std::runtime_error("it has no \"files\" object");
   } catch (const std::exception& e) {
     throw PublishError("cannot read " + file.string() + ": " + e.what(), kExitUsage);
@@ -274,11 +281,13 @@ PublishResult publish(const Course& course, const PublishOptions& o) {
   const fs::path out = fs::absolute(o.out).lexically_normal();
   const fs::path out_clean = out.filename().empty() ? out.parent_path() : out;
   if (out_clean == root || inside(root, out_clean))
-    throw PublishError("--out " + o.out.string() + " would hold the course itself; choose a folder outside it", kExitUsage);
-  for (const char* tree : {"labs", "solutions", "grader", "common", "tests", "scripts", "docs", ".reference", ".grader"})
+    throw PublishError("--out " + o.out.string() + " would hold the course itself; choose a folder outside it",
+                       kExitUsage);
+  for (const char* tree :
+       {"labs", "solutions", "grader", "common", "tests", "scripts", "docs", ".reference", ".grader"})
     if (inside(out_clean, root / tree) || out_clean == root / tree)
-      throw PublishError("--out " + o.out.string() + " is inside the course's " + tree + "/; choose a folder outside it",
-                         kExitUsage);
+      throw PublishError(
+          "--out " + o.out.string() + " is inside the course's " + tree + "/; choose a folder outside it", kExitUsage);
   const bool exists = fs::exists(out_clean, ec);
   if (exists) {
     if (!o.force) throw PublishError(out_clean.string() + " already exists; --force replaces it", kExitUsage);
@@ -289,9 +298,9 @@ PublishResult publish(const Course& course, const PublishOptions& o) {
                          kExitUsage);
   }
   if (!fs::is_directory(out_clean.parent_path(), ec))
-    throw PublishError("cannot publish into " + out_clean.string() + ": " + out_clean.parent_path().string() +
-                           " is not a folder",
-                       kExitUsage);
+    throw PublishError(
+        "cannot publish into " + out_clean.string() + ": " + out_clean.parent_path().string() + " is not a folder",
+        kExitUsage);
 
   res.out = out_clean;
   res.labs = folders;
@@ -300,13 +309,15 @@ PublishResult publish(const Course& course, const PublishOptions& o) {
   const std::vector<fs::path> files = select_files(root, folders);
   if (o.hint_penalty && !(*o.hint_penalty >= 0))
     throw PublishError("--hint-penalty must be a number of points >= 0", kExitUsage);
-  const std::string readme = with_hint_policy(student_readme(read_course_file(root / "README.md")), HintPolicy{o.hint_penalty});
+  const std::string readme =
+      with_hint_policy(student_readme(read_course_file(root / "README.md")), HintPolicy{o.hint_penalty});
   const std::string syllabus = filter_syllabus(read_course_file(root / "syllabus.md"), folders);
   std::vector<SolutionProbe> probes;
   for (const auto& l : course.labs()) {
     const fs::path sol = course.solution_kernel(l);
     if (!fs::is_regular_file(sol, ec)) continue;
-    probes.push_back(make_solution_probe("solutions/" + l.folder + "/kernel.cu", read_course_file(l.dir / "kernel.cu"), read_course_file(sol)));
+    probes.push_back(make_solution_probe("solutions/" + l.folder + "/kernel.cu", read_course_file(l.dir / "kernel.cu"),
+                                         read_course_file(sol)));
   }
 
   const fs::path tmp = out_clean.parent_path() / (out_clean.filename().string() + ".tmp-" + std::to_string(getpid()));
@@ -331,7 +342,8 @@ PublishResult publish(const Course& course, const PublishOptions& o) {
 
     const auto leaks = find_solution_leaks(tmp, probes);
     if (!leaks.empty())
-      throw PublishError("solution source found in the class copy, so nothing was published:\n  " + join(leaks, "\n  ") +
+      throw PublishError("solution source found in the class copy, so nothing was published:\n  " +
+                             join(leaks, "\n  ") +
                              "\nRemove it from the course (or move it out of the published folders) and publish again.",
                          kExitUsage);
 
@@ -342,7 +354,8 @@ PublishResult publish(const Course& course, const PublishOptions& o) {
     res.files += 1;
 
     if (exists) {
-      const fs::path old = out_clean.parent_path() / (out_clean.filename().string() + ".old-" + std::to_string(getpid()));
+      const fs::path old =
+          out_clean.parent_path() / (out_clean.filename().string() + ".old-" + std::to_string(getpid()));
       fs::rename(out_clean, old);
       try {
         fs::rename(tmp, out_clean);
@@ -359,8 +372,9 @@ PublishResult publish(const Course& course, const PublishOptions& o) {
     throw;
   }
   if (!o.hint_penalty)
-    res.notes.push_back("no --hint-penalty: the copy tells students that hints are counted and may cost points; "
-                        "publish with --hint-penalty P (0 for free hints) to state what they cost");
+    res.notes.push_back(
+        "no --hint-penalty: the copy tells students that hints are counted and may cost points; "
+        "publish with --hint-penalty P (0 for free hints) to state what they cost");
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
 }

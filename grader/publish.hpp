@@ -61,7 +61,8 @@ SolutionProbe make_solution_probe(const std::string& name, const std::string& sk
 // TODO region of it (a hint quoting one line is not a leak; all of them is).
 bool contains_solution(const std::string& content, const SolutionProbe& probe);
 // "path: holds solutions/labNN/kernel.cu" for every file under dir that does.
-std::vector<std::string> find_solution_leaks(const std::filesystem::path& dir, const std::vector<SolutionProbe>& probes);
+std::vector<std::string> find_solution_leaks(const std::filesystem::path& dir,
+                                             const std::vector<SolutionProbe>& probes);
 
 // Where a class copy keeps each lab's student file as handed out, for
 // `grader reset`: <root>/.reference/<lab_folder>/skeleton/<student_file>.
@@ -89,7 +90,7 @@ VerifyResult verify_published(const std::filesystem::path& root);
 
 struct PublishOptions {
   std::filesystem::path out;
-  std::vector<std::string> labs;   // as typed (lab07, 7, ...); empty = every lab
+  std::vector<std::string> labs;  // as typed (lab07, 7, ...); empty = every lab
   bool force = false;
   std::optional<double> hint_penalty;  // points per hint, stated in the copy (hint_policy.hpp); nullopt: not stated
 };

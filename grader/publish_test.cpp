@@ -45,8 +45,9 @@ void make_course(const fs::path& r) {
   write(r / "common/referee_main.cu", "referee\n");
   write(r / "tests/CMakeLists.txt", "tests\n");
   write(r / "tests/labs_test.cpp", "labs test\n");
-  for (const char* f : {"CMakeLists.txt", "CMakePresets.json", "scripts/setup", "scripts/gpu-check", "docs/json-output.md",
-                        "docs/manifest.md", "docs/measurements/h100.md", "README.md", "syllabus.md"})
+  for (const char* f : {"CMakeLists.txt", "CMakePresets.json", "scripts/setup", "scripts/check-format", ".clang-format",
+                        "scripts/gpu-check", "docs/json-output.md", "docs/manifest.md", "docs/measurements/h100.md",
+                        "README.md", "syllabus.md"})
     write(r / f, "x\n");
 }
 
@@ -59,10 +60,11 @@ std::vector<std::string> names(const std::vector<fs::path>& v) {
 TEST_F(TempDir, SelectsChosenLabsAndSharedTreesButNoSolutionsFixturesOrJunk) {
   make_course(dir);
   const auto files = names(select_files(dir, {"lab02-b"}));
-  const std::vector<std::string> want = {"CMakeLists.txt",      "CMakePresets.json",  "common/referee_main.cu",
-                                         "docs/json-output.md", "docs/manifest.md",   "grader/main.cpp",
-                                         "labs/lab02-b/kernel.cu", "labs/lab02-b/lab.json", "scripts/setup",
-                                         "tests/CMakeLists.txt", "tests/labs_test.cpp"};
+  const std::vector<std::string> want = {".clang-format",          "CMakeLists.txt",         "CMakePresets.json",
+                                         "common/referee_main.cu", "docs/json-output.md",    "docs/manifest.md",
+                                         "grader/main.cpp",        "labs/lab02-b/kernel.cu", "labs/lab02-b/lab.json",
+                                         "scripts/check-format",   "scripts/setup",          "tests/CMakeLists.txt",
+                                         "tests/labs_test.cpp"};
   EXPECT_EQ(files, want);
 }
 
@@ -98,7 +100,9 @@ TEST(Publish, SyllabusKeepsOnlyPublishedRows) {
       "# Syllabus\n\n| lab | topic |\n|---|---|\n| lab00-hardware | know |\n| lab07-bank-conflicts | banks |\n"
       "| lab08-reduction | sums |\n\nText after lab00-hardware.\n";
   const std::string got = filter_syllabus(s, {"lab07-bank-conflicts"});
-  EXPECT_EQ(got, "# Syllabus\n\n| lab | topic |\n|---|---|\n| lab07-bank-conflicts | banks |\n\nText after lab00-hardware.\n");
+  EXPECT_EQ(
+      got,
+      "# Syllabus\n\n| lab | topic |\n|---|---|\n| lab07-bank-conflicts | banks |\n\nText after lab00-hardware.\n");
 }
 
 TEST(Publish, StudentReadmeDropsInstructorParts) {
@@ -124,9 +128,11 @@ TEST(Publish, StudentReadmeRejectsUnexpectedReadmes) {
 }
 
 const std::string kSkeleton =
-    "__global__ void k(float* out) {\n  // TODO(step 1): write out (~2 lines)\n}\n\nvoid launch() {\n  // TODO(step 2): launch (~1 line)\n}\n";
+    "__global__ void k(float* out) {\n  // TODO(step 1): write out (~2 lines)\n}\n\nvoid launch() {\n  // TODO(step "
+    "2): launch (~1 line)\n}\n";
 const std::string kSolution =
-    "__global__ void k(float* out) {\n  const int i = threadIdx.x;\n  out[i] = 2.0f * i;\n}\n\nvoid launch() {\n  k<<<1, 32>>>(nullptr);\n}\n";
+    "__global__ void k(float* out) {\n  const int i = threadIdx.x;\n  out[i] = 2.0f * i;\n}\n\nvoid launch() {\n  "
+    "k<<<1, 32>>>(nullptr);\n}\n";
 
 TEST(Publish, SolutionProbeFindsCopiesButNotSkeletonsOrHints) {
   const auto p = make_solution_probe("solutions/lab01-a/kernel.cu", kSkeleton, kSolution);
@@ -134,9 +140,10 @@ TEST(Publish, SolutionProbeFindsCopiesButNotSkeletonsOrHints) {
   EXPECT_TRUE(contains_solution(kSolution, p));
   EXPECT_TRUE(contains_solution("// header\n" + kSolution + "// trailer\n", p));
   // Re-indented and with blank lines added: still the solution.
-  EXPECT_TRUE(contains_solution("void x() {\n        const int i = threadIdx.x;\n\n out[i] = 2.0f * i;\n}\n"
-                                "    k<<<1, 32>>>(nullptr);\n",
-                                p));
+  EXPECT_TRUE(
+      contains_solution("void x() {\n        const int i = threadIdx.x;\n\n out[i] = 2.0f * i;\n}\n"
+                        "    k<<<1, 32>>>(nullptr);\n",
+                        p));
   EXPECT_FALSE(contains_solution(kSkeleton, p));
   // A hint that quotes one filled-in line is not the solution.
   EXPECT_FALSE(contains_solution("{\"hints\": [\"k<<<1, 32>>>(nullptr);\"]}\n  k<<<1, 32>>>(nullptr);\n", p));

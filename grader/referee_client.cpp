@@ -20,9 +20,12 @@ std::string where_clause(const json& error) {
   std::string s;
   const std::string phase = error.value("phase", "");
   const std::string c = error.value("case", "");
-  if (phase == "candidate") s = " in your kernel";
-  else if (phase == "setup") s = " while setting up";
-  else if (phase == "facts") s = " while the driver checked your program's memory";
+  if (phase == "candidate")
+    s = " in your kernel";
+  else if (phase == "setup")
+    s = " while setting up";
+  else if (phase == "facts")
+    s = " while the driver checked your program's memory";
   if (!c.empty()) s += " (case " + c + ")";
   return s;
 }
@@ -32,23 +35,33 @@ std::string describe_signal(int sig) {
     case SIGSEGV:
       return "crashed with a segmentation fault in host code: a device pointer used on the host, or a host "
              "pointer passed to the GPU?";
-    case SIGBUS: return "crashed with a bus error in host code";
-    case SIGFPE: return "crashed with an arithmetic error in host code (integer division by zero?)";
-    case SIGABRT: return "aborted (an assert, an uncaught exception or a failed CUDA call in host code)";
-    case SIGXFSZ: return "printed far too much output and was stopped (a printf in a loop?)";
-    case SIGXCPU: return "used too much CPU time and was stopped";
-    case SIGKILL: return "was killed from outside (out of memory?)";
-    default: return "was killed by signal " + std::to_string(sig);
+    case SIGBUS:
+      return "crashed with a bus error in host code";
+    case SIGFPE:
+      return "crashed with an arithmetic error in host code (integer division by zero?)";
+    case SIGABRT:
+      return "aborted (an assert, an uncaught exception or a failed CUDA call in host code)";
+    case SIGXFSZ:
+      return "printed far too much output and was stopped (a printf in a loop?)";
+    case SIGXCPU:
+      return "used too much CPU time and was stopped";
+    case SIGKILL:
+      return "was killed from outside (out of memory?)";
+    default:
+      return "was killed by signal " + std::to_string(sig);
   }
 }
 
 // One line for a run the referee could not finish because of the submission's program.
 std::pair<std::string, std::string> explain_failure(const json& f, const std::string& who, double request_timeout_s) {
   const std::string kind = f.value("kind", "");
-  const std::string in_case = f.value("case", std::string()).empty() ? "" : " (case " + f.value("case", std::string()) + ")";
+  const std::string in_case =
+      f.value("case", std::string()).empty() ? "" : " (case " + f.value("case", std::string()) + ")";
   if (f.value("who", std::string("worker")) != "worker" && kind != "no_device")
-    return {"referee", "the referee's own trusted process failed, which is a problem of the grading machine or the "
-                       "course, not of your code: " + f.value("message", std::string())};
+    return {"referee",
+            "the referee's own trusted process failed, which is a problem of the grading machine or the "
+            "course, not of your code: " +
+                f.value("message", std::string())};
   if (kind == "timeout")
     return {"timeout", who + " did not finish within " + std::to_string(static_cast<int>(request_timeout_s)) +
                            " s and was stopped" + in_case +
@@ -63,13 +76,15 @@ std::pair<std::string, std::string> explain_failure(const json& f, const std::st
     return {"cuda_error", explain_cuda_error(error, who)};
   }
   if (kind == "protocol")
-    return {"protocol", who + " broke the protocol with the referee" + in_case + ": " + f.value("message", std::string())};
+    return {"protocol",
+            who + " broke the protocol with the referee" + in_case + ": " + f.value("message", std::string())};
   if (kind == "pause") return {"error", who + " could not be paused between requests (it kept starting processes)"};
   if (kind == "no_start") return {"error", f.value("message", std::string("could not start ") + who)};
   if (kind == "no_device") return {"no_device", "no usable GPU: " + f.value("message", std::string())};
   if (kind == "referee")
-    return {"referee", "the referee failed, which is a problem of the grading machine or the course, not of your code: " +
-                           f.value("message", std::string())};
+    return {"referee",
+            "the referee failed, which is a problem of the grading machine or the course, not of your code: " +
+                f.value("message", std::string())};
   const json error = f.value("error", json::object());
   return {"error", who + " failed" + where_clause(error) + ": " + f.value("message", std::string("an error"))};
 }
@@ -84,7 +99,8 @@ std::string explain_cuda_error(const json& e, const std::string& who) {
            ": a thread read or wrote outside its buffer. Check the bounds guards at sizes that are not a "
            "multiple of the tile, and the index arithmetic.";
   if (name == "cudaErrorMisalignedAddress")
-    return "misaligned address" + where + ": a vector load/store (float4, ...) on an address that is not a multiple of its size.";
+    return "misaligned address" + where +
+           ": a vector load/store (float4, ...) on an address that is not a multiple of its size.";
   if (name == "cudaErrorInvalidConfiguration")
     return "invalid launch configuration" + where +
            ": too many threads per block (max 1024), a zero-sized grid, or more shared memory than a block may have.";
@@ -93,8 +109,8 @@ std::string explain_cuda_error(const json& e, const std::string& who) {
   if (name == "cudaErrorIllegalInstruction" || name == "cudaErrorLaunchFailure")
     return "the kernel crashed" + where + " (" + e.value("message", "") + ")";
   if (name == "cudaErrorAssert") return "a device-side assert() failed" + where + ".";
-  return who + " hit " + name + " (" + e.value("message", "") + ")" + where + " at " + e.value("call", "") +
-         " [" + e.value("where", "") + "]";
+  return who + " hit " + name + " (" + e.value("message", "") + ")" + where + " at " + e.value("call", "") + " [" +
+         e.value("where", "") + "]";
 }
 
 std::vector<std::string> referee_isolation_args(const IsolationSettings& s, double timeout_s) {

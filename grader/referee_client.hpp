@@ -28,12 +28,12 @@ struct RunnerOutcome {
 };
 
 struct RefereeCall {
-  std::filesystem::path referee;  // the lab's referee
-  std::filesystem::path worker;   // the submission's program (or empty with --variant baseline)
-  std::vector<std::string> args;  // mode and options: run/time, --case, --seed, ...
-  std::filesystem::path work_dir; // private to this call
-  double timeout_s = 60;          // the whole call
-  double request_timeout_s = 60;  // one request to the submission's program
+  std::filesystem::path referee;   // the lab's referee
+  std::filesystem::path worker;    // the submission's program (or empty with --variant baseline)
+  std::vector<std::string> args;   // mode and options: run/time, --case, --seed, ...
+  std::filesystem::path work_dir;  // private to this call
+  double timeout_s = 60;           // the whole call
+  double request_timeout_s = 60;   // one request to the submission's program
   std::string who = "your program";
 };
 

@@ -15,13 +15,13 @@ namespace grader {
 namespace {
 
 json check_json(const CheckResult& c) {
-  return {{"kind", c.kind}, {"status", c.status}, {"summary", c.summary},
+  return {{"kind", c.kind},       {"status", c.status},   {"summary", c.summary},
           {"details", c.details}, {"symptom", c.symptom}, {"data", c.data}};
 }
 
 json build_json(const RunnerBuild& b) {
-  return {{"ok", b.ok}, {"cached", b.cached}, {"seconds", b.seconds}, {"stage", b.stage},
-          {"diagnostics", b.diagnostics}};
+  return {
+      {"ok", b.ok}, {"cached", b.cached}, {"seconds", b.seconds}, {"stage", b.stage}, {"diagnostics", b.diagnostics}};
 }
 
 std::string mark(const std::string& status) {
@@ -70,12 +70,18 @@ json report_to_json(const GradeReport& r) {
   for (const auto& s : r.steps) {
     json checks = json::array();
     for (const auto& c : s.checks) checks.push_back(check_json(c));
-    steps.push_back({{"id", s.id}, {"title", s.title}, {"points", s.points}, {"status", s.status}, {"checks", checks},
+    steps.push_back({{"id", s.id},
+                     {"title", s.title},
+                     {"points", s.points},
+                     {"status", s.status},
+                     {"checks", checks},
                      {"symptom_hint", s.symptom_hint}});
   }
   json device = nullptr;
   if (r.device.present)
-    device = {{"name", r.device.name}, {"arch", r.device.arch}, {"sms", r.device.sms},
+    device = {{"name", r.device.name},
+              {"arch", r.device.arch},
+              {"sms", r.device.sms},
               {"driver", cuda_version_string(r.device.driver_version)}};
   return {{"schema", "cuda-memory-labs/grade/1"},
           {"lab", r.lab_folder},
@@ -99,7 +105,8 @@ json report_to_json(const GradeReport& r) {
 
 void print_report(const GradeReport& r, bool verbose) {
   std::cout << Style::bold(r.lab_folder) << "  " << r.title << "\n";
-  std::cout << Style::dim("  " + (r.device.present ? r.device.name + " (" + r.arch + ")" : "no GPU, building for " + r.arch) +
+  std::cout << Style::dim("  " +
+                          (r.device.present ? r.device.name + " (" + r.arch + ")" : "no GPU, building for " + r.arch) +
                           " · seed " + std::to_string(r.seed))
             << "\n";
   if (!r.student_build.ok) {
@@ -112,7 +119,8 @@ void print_report(const GradeReport& r, bool verbose) {
     const StepResult& s = r.steps[i];
     std::cout << "\n  " << mark(s.status) << " " << Style::bold("step " + std::to_string(s.id)) << "  " << s.title;
     if (s.status == "locked")
-      std::cout << Style::dim(r.student_build.ok ? "  (locked: pass the steps before it)" : "  (not graded: kernel.cu does not build)");
+      std::cout << Style::dim(r.student_build.ok ? "  (locked: pass the steps before it)"
+                                                 : "  (not graded: kernel.cu does not build)");
     std::cout << "\n";
     for (const auto& c : s.checks) {
       std::cout << "      " << mark(c.status) << " " << Style::dim(c.kind + ":") << " " << c.summary << "\n";
@@ -137,7 +145,8 @@ void print_report(const GradeReport& r, bool verbose) {
     std::cout << "  " << Style::green("The static checks pass.") << " The other checks need a GPU: grade " << r.lab_id
               << " on a machine with one (grader doctor shows what this one has).\n";
   } else if (r.current_step) {
-    std::cout << "  Current step: " << *r.current_step << ".  Stuck? " << Style::bold("grader hint " + r.lab_id) << "\n";
+    std::cout << "  Current step: " << *r.current_step << ".  Stuck? " << Style::bold("grader hint " + r.lab_id)
+              << "\n";
   }
   if (verbose)
     std::cout << Style::dim("  build " + std::string(r.student_build.cached ? "cached" : "fresh") + ", " +

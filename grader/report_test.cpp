@@ -73,9 +73,9 @@ const std::string kRoofline = "│  3200 GB/s  100.0 %";
 
 TEST(ReportCharts, OneSessionSharedBySeveralStepsIsChartedOnceUnderTheLast) {
   const json a = session(1600);
-  const std::string text = printed(report({step(2, "pass", {check("speedup", "pass", a)}),
-                                           step(3, "pass", {check("speedup", "pass", a)}),
-                                           step(4, "fail", {check("fraction_of_peak", "fail", a)})}));
+  const std::string text =
+      printed(report({step(2, "pass", {check("speedup", "pass", a)}), step(3, "pass", {check("speedup", "pass", a)}),
+                      step(4, "fail", {check("fraction_of_peak", "fail", a)})}));
   EXPECT_EQ(count(text, kRoofline), 1u) << text;
   EXPECT_GT(text.find(kRoofline), text.find("step 4")) << text;
   EXPECT_NE(text.find("          yours     "), std::string::npos) << text;
@@ -83,9 +83,9 @@ TEST(ReportCharts, OneSessionSharedBySeveralStepsIsChartedOnceUnderTheLast) {
 
 TEST(ReportCharts, EachDistinctSessionGetsItsOwnChart) {
   const json a = session(1600), b = session(2400);
-  const std::string text = printed(report({step(2, "pass", {check("speedup", "pass", b)}),
-                                           step(4, "fail", {check("speedup", "fail", a),
-                                                            check("fraction_of_library", "fail", a)})}));
+  const std::string text =
+      printed(report({step(2, "pass", {check("speedup", "pass", b)}),
+                      step(4, "fail", {check("speedup", "fail", a), check("fraction_of_library", "fail", a)})}));
   EXPECT_EQ(count(text, kRoofline), 2u) << text;
   const auto first = text.find(kRoofline);
   EXPECT_GT(first, text.find("step 2"));
@@ -106,9 +106,9 @@ TEST(ReportCharts, TheChartFollowsTheChecksAndComesBeforeTheHint) {
 
 TEST(ReportCharts, NoChartWithoutATimingSession) {
   const std::string text = printed(report({
-      step(2, "skipped", {check("speedup", "skipped", session(1600))}),          // not decided
-      step(3, "fail", {check("speedup", "fail", json::object())}),               // wrong result: never timed
-      step(4, "fail", {check("correct", "fail", session(1600))}),                // not a timed check
+      step(2, "skipped", {check("speedup", "skipped", session(1600))}),  // not decided
+      step(3, "fail", {check("speedup", "fail", json::object())}),       // wrong result: never timed
+      step(4, "fail", {check("correct", "fail", session(1600))}),        // not a timed check
   }));
   EXPECT_EQ(text.find("│"), std::string::npos) << text;
   EXPECT_EQ(text.find("GB/s"), std::string::npos) << text;

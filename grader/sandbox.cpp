@@ -76,8 +76,20 @@ BwrapStatus probe_bwrap() {
   char dir_template[] = "/tmp/grader-bwrap-probe-XXXXXX";
   const char* dir = ::mkdtemp(dir_template);
   ChildOptions o;
-  o.argv = {st.program.string(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-            "--unshare-net", "--unshare-pid", "--die-with-parent", "true"};
+  o.argv = {st.program.string(),
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--tmpfs",
+            "/tmp",
+            "--unshare-net",
+            "--unshare-pid",
+            "--die-with-parent",
+            "true"};
   o.timeout_s = 20;
   if (dir) o.stderr_file = fs::path(dir) / "stderr";
   const ChildResult r = run_child(o);

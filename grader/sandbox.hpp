@@ -18,12 +18,12 @@
 namespace grader {
 
 // Environment variables of isolated mode (set by `grader batch`, read by whatever runs a submission's code).
-inline constexpr const char* kIsolateVar = "GRADER_ISOLATE";            // "bwrap" or "rlimits"
-inline constexpr const char* kIsolateHideVar = "GRADER_ISOLATE_HIDE";   // ':'-separated folders to hide
-inline constexpr const char* kIsolateWritableVar = "GRADER_ISOLATE_RW"; // ':'-separated folders left writable
+inline constexpr const char* kIsolateVar = "GRADER_ISOLATE";             // "bwrap" or "rlimits"
+inline constexpr const char* kIsolateHideVar = "GRADER_ISOLATE_HIDE";    // ':'-separated folders to hide
+inline constexpr const char* kIsolateWritableVar = "GRADER_ISOLATE_RW";  // ':'-separated folders left writable
 
 struct IsolationSettings {
-  std::string mode;  // "" (not isolated), "bwrap" or "rlimits"
+  std::string mode;                             // "" (not isolated), "bwrap" or "rlimits"
   std::vector<std::filesystem::path> hide;      // tmpfs over each (bwrap only)
   std::vector<std::filesystem::path> writable;  // read-write besides the call's own folder (bwrap only)
   bool enabled() const { return !mode.empty(); }

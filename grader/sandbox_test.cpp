@@ -1,7 +1,5 @@
 #include "sandbox.hpp"
 
-#include "isolation.hpp"
-
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -11,6 +9,8 @@
 #include <fstream>
 #include <iterator>
 #include <thread>
+
+#include "isolation.hpp"
 
 namespace fs = std::filesystem;
 using namespace grader;
@@ -83,10 +83,15 @@ TEST_F(SandboxDir, BwrapHidesSolutionsKeepsWritesInsideAndDropsTheUser) {
   const BwrapStatus bw = probe_bwrap();
   if (!bw.works) GTEST_SKIP() << bw.reason;
   const std::string sol = (base / "solutions" / "kernel.cu").string();
-  const ChildResult r = run_sandboxed("if cat " + sol + "; then echo READ; fi; "
-                                      "if echo x > " + (base / "escaped").string() + "; then echo WROTE; fi; "
-                                      "echo mine > " + (base / "own" / "mine").string() + "; "
-                                      "echo ifaces=$(grep -c : /proc/net/dev); echo pid=$$; echo uid=$(id -u)",
+  const ChildResult r = run_sandboxed("if cat " + sol +
+                                          "; then echo READ; fi; "
+                                          "if echo x > " +
+                                          (base / "escaped").string() +
+                                          "; then echo WROTE; fi; "
+                                          "echo mine > " +
+                                          (base / "own" / "mine").string() +
+                                          "; "
+                                          "echo ifaces=$(grep -c : /proc/net/dev); echo pid=$$; echo uid=$(id -u)",
                                       bw);
   ASSERT_TRUE(r.exited) << r.describe() << slurp(base / "err.txt");
   const std::string out = slurp(base / "out.txt");
@@ -107,9 +112,8 @@ TEST_F(SandboxDir, NothingStartedInsideOutlivesTheSandbox) {
   const BwrapStatus bw = probe_bwrap();
   if (!bw.works) GTEST_SKIP() << bw.reason;
   // A daemon that would write a file a second later: the pid namespace ends with the sandbox.
-  const ChildResult r = run_sandboxed("setsid sh -c 'sleep 1; echo late > " + (base / "own" / "late").string() +
-                                          "' & exit 0",
-                                      bw);
+  const ChildResult r =
+      run_sandboxed("setsid sh -c 'sleep 1; echo late > " + (base / "own" / "late").string() + "' & exit 0", bw);
   ASSERT_TRUE(r.exited) << r.describe();
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   EXPECT_FALSE(fs::exists(base / "own" / "late")) << "a process outlived its sandbox";

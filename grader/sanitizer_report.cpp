@@ -1,8 +1,9 @@
 #include "sanitizer_report.hpp"
-#include "text.hpp"
 
 #include <regex>
 #include <sstream>
+
+#include "text.hpp"
 
 namespace grader {
 namespace {
@@ -46,9 +47,8 @@ std::string headline_of(const std::string& tool, const SanitizerReport& r) {
         const auto colon = p.rfind(':');
         return std::filesystem::path(p.substr(0, colon)).filename().string() + p.substr(colon);
       };
-      return std::string(r.warning ? "a possible race" : "a race") + " on shared memory between a " + first +
-             " at " + file(a[2]) + " and a " + second + " at " + file(b[2]) + in +
-             " (no __syncthreads() between them)";
+      return std::string(r.warning ? "a possible race" : "a race") + " on shared memory between a " + first + " at " +
+             file(a[2]) + " and a " + second + " at " + file(b[2]) + in + " (no __syncthreads() between them)";
     }
   }
   std::string what = r.lines.empty() ? "a report" : r.lines[0];
@@ -65,8 +65,8 @@ const std::vector<std::string>& sanitizer_tools() {
 
 std::vector<std::string> sanitizer_arguments(const std::filesystem::path& sanitizer, const std::string& tool,
                                              const std::filesystem::path& log_file) {
-  std::vector<std::string> a = {sanitizer.string(), "--tool", tool, "--print-limit", "20", "--show-backtrace",
-                                "device", "--log-file", log_file.string()};
+  std::vector<std::string> a = {sanitizer.string(), "--tool", tool,         "--print-limit",  "20",
+                                "--show-backtrace", "device", "--log-file", log_file.string()};
   // A leak is a report too; memcheck looks for them only when asked.
   if (tool == "memcheck") a.insert(a.begin() + 3, {"--leak-check", "full"});
   return a;

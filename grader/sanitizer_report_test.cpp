@@ -3,8 +3,9 @@
 // its output under memcheck, and the references' clean logs.
 #include "sanitizer_report.hpp"
 
-#include <fstream>
 #include <gtest/gtest.h>
+
+#include <fstream>
 #include <iterator>
 
 namespace grader {
@@ -64,20 +65,22 @@ TEST(SanitizerReport, CleanLogsHaveNoReports) {
 }
 
 TEST(SanitizerReport, LeaksApiErrorsAndOtherToolsGetTheirSymptoms) {
-  const auto leak = parse_sanitizer_log("memcheck",
-                                        "========= COMPUTE-SANITIZER\n"
-                                        "========= Leaked 4096 bytes at 0x7f0000000000\n"
-                                        "=========     Saved host backtrace up to driver entry point at allocation time\n"
-                                        "=========         Host Frame: launch_transpose [0x1] in runner\n"
-                                        "========= \n"
-                                        "========= LEAK SUMMARY: 4096 bytes leaked in 1 allocations\n"
-                                        "========= ERROR SUMMARY: 1 error\n");
+  const auto leak =
+      parse_sanitizer_log("memcheck",
+                          "========= COMPUTE-SANITIZER\n"
+                          "========= Leaked 4096 bytes at 0x7f0000000000\n"
+                          "=========     Saved host backtrace up to driver entry point at allocation time\n"
+                          "=========         Host Frame: launch_transpose [0x1] in runner\n"
+                          "========= \n"
+                          "========= LEAK SUMMARY: 4096 bytes leaked in 1 allocations\n"
+                          "========= ERROR SUMMARY: 1 error\n");
   ASSERT_EQ(leak.reports.size(), 1u);
   EXPECT_EQ(leak.reports[0].symptom, "leak");
   EXPECT_EQ(leak.reports[0].lines.size(), 1u);
-  const auto api = parse_sanitizer_log("memcheck",
-                                       "========= Program hit cudaErrorInvalidValue (error 1) due to \"invalid "
-                                       "argument\" on CUDA API call to cudaMemcpy.\n========= ERROR SUMMARY: 1 error\n");
+  const auto api =
+      parse_sanitizer_log("memcheck",
+                          "========= Program hit cudaErrorInvalidValue (error 1) due to \"invalid "
+                          "argument\" on CUDA API call to cudaMemcpy.\n========= ERROR SUMMARY: 1 error\n");
   EXPECT_EQ(api.reports.at(0).symptom, "api_error");
   const auto init = parse_sanitizer_log("initcheck",
                                         "========= Uninitialized __global__ memory read of size 4 bytes\n"

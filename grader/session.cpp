@@ -52,8 +52,9 @@ fs::path Session::new_run_dir(const std::string& tag) const {
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now).count();
   static int counter = 0;
-  const fs::path dir = course.state_dir() / "runs" /
-                       (tag + "-" + std::to_string(ms) + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+  const fs::path dir =
+      course.state_dir() / "runs" /
+      (tag + "-" + std::to_string(ms) + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
   fs::create_directories(dir);
   return dir;
 }

@@ -1,5 +1,4 @@
 #include "slurm.hpp"
-#include "text.hpp"
 
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -12,6 +11,7 @@
 
 #include "child_process.hpp"
 #include "course.hpp"
+#include "text.hpp"
 #include "toolchain.hpp"
 
 namespace fs = std::filesystem;
@@ -42,7 +42,8 @@ bool safe_directive_value(const std::string& v) {
 json slurm_batch_to_json(const SlurmBatch& b) {
   json subs = json::array();
   for (const auto& s : b.submissions)
-    subs.push_back({{"id", s.id}, {"source", s.source.string()}, {"folder", s.folder.string()}, {"problem", s.problem}});
+    subs.push_back(
+        {{"id", s.id}, {"source", s.source.string()}, {"folder", s.folder.string()}, {"problem", s.problem}});
   return {{"schema", kSchema},
           {"out", b.out.string()},
           {"course_root", b.course_root.string()},
@@ -71,7 +72,8 @@ SlurmBatch load_slurm_batch(const fs::path& out) {
   const fs::path file = out / "slurm" / "batch.json";
   if (!fs::is_regular_file(file))
     throw std::runtime_error("no Slurm batch in " + out.string() + " (" + file.string() +
-                             " is missing: run `grader batch SUBMISSIONS --lab LAB --slurm --out " + out.string() + "` first)");
+                             " is missing: run `grader batch SUBMISSIONS --lab LAB --slurm --out " + out.string() +
+                             "` first)");
   try {
     const json j = json::parse(read_file(file).value_or(""));
     if (j.value("schema", "") != kSchema) throw std::runtime_error(std::string("schema is not ") + kSchema);
@@ -115,11 +117,16 @@ std::string check_slurm_settings(const SlurmJobSettings& s) {
     return "--time must look like HH:MM:SS, MM:SS, MM or D-HH:MM:SS, got \"" + s.time + "\"";
   if (s.gres.empty()) return "--gres must be a GRES such as gpu:1 or gpu:a100:1, or none";
   for (const auto& [name, v] : {std::pair<const char*, const std::string&>{"--partition", s.partition},
-                                {"--account", s.account}, {"--gres", s.gres}, {"--time", s.time}, {"--mem", s.mem}})
-    if (!safe_directive_value(v)) return std::string(name) + " must not hold spaces, quotes, '#' or '\\', got \"" + v + "\"";
+                                {"--account", s.account},
+                                {"--gres", s.gres},
+                                {"--time", s.time},
+                                {"--mem", s.mem}})
+    if (!safe_directive_value(v))
+      return std::string(name) + " must not hold spaces, quotes, '#' or '\\', got \"" + v + "\"";
   if (!s.mem.empty() && !std::regex_match(s.mem, std::regex(R"(\d+[KMGT]?)")))
     return "--mem must be a size such as 16G or 8000M, got \"" + s.mem + "\"";
-  if (s.cpus_per_task < 1 || s.cpus_per_task > 256) return "--cpus-per-task must be 1..256, got " + std::to_string(s.cpus_per_task);
+  if (s.cpus_per_task < 1 || s.cpus_per_task > 256)
+    return "--cpus-per-task must be 1..256, got " + std::to_string(s.cpus_per_task);
   if (s.max_running < 0) return "--max-running must be >= 0 (0: no limit), got " + std::to_string(s.max_running);
   return "";
 }
@@ -127,13 +134,13 @@ std::string check_slurm_settings(const SlurmJobSettings& s) {
 std::vector<std::string> local_path_warnings(const SlurmBatch& b) {
   // statfs magic numbers (linux/magic.h) of file systems that only this machine sees.
   static const std::vector<std::pair<unsigned long, const char*>> local = {
-      {0xEF53, "ext4"}, {0x58465342, "xfs"}, {0x9123683E, "btrfs"}, {0x01021994, "tmpfs"},
-      {0x794C7630, "overlayfs"}, {0x2FC12FC1, "zfs"}, {0xF2F52010, "f2fs"}, {0x4d44, "vfat"}};
+      {0xEF53, "ext4"},          {0x58465342, "xfs"}, {0x9123683E, "btrfs"}, {0x01021994, "tmpfs"},
+      {0x794C7630, "overlayfs"}, {0x2FC12FC1, "zfs"}, {0xF2F52010, "f2fs"},  {0x4d44, "vfat"}};
   std::vector<std::string> warnings;
   const std::vector<std::pair<std::string, fs::path>> paths = {{"the course", b.course_root},
-                                                              {"the submissions", b.submissions_dir},
-                                                              {"the grader", b.grader_exe},
-                                                              {"the output folder", b.out}};
+                                                               {"the submissions", b.submissions_dir},
+                                                               {"the grader", b.grader_exe},
+                                                               {"the output folder", b.out}};
   for (const auto& [what, path] : paths) {
     struct statfs st {};
     if (path.empty() || ::statfs(path.c_str(), &st) != 0) continue;
@@ -151,10 +158,14 @@ std::vector<std::string> local_path_warnings(const SlurmBatch& b) {
 
 std::string slurm_job_script(const SlurmBatch& b) {
   const fs::path logs = b.out / "slurm" / "logs";
-  std::string s = "#!/bin/bash\n"
-                  "# Written by `grader batch --slurm`: one array task per submission (tasks.txt).\n"
-                  "# Each task grades its submission and writes " + (b.out / "results").string() + "/<id>.json;\n"
-                  "# then: grader collect " + b.out.string() + " --lab " + b.lab_id + "\n";
+  std::string s =
+      "#!/bin/bash\n"
+      "# Written by `grader batch --slurm`: one array task per submission (tasks.txt).\n"
+      "# Each task grades its submission and writes " +
+      (b.out / "results").string() +
+      "/<id>.json;\n"
+      "# then: grader collect " +
+      b.out.string() + " --lab " + b.lab_id + "\n";
   s += "#SBATCH --job-name=" + (b.job.job_name.empty() ? "grade-" + b.lab_id : b.job.job_name) + "\n";
   s += "#SBATCH --array=0-" + std::to_string(b.submissions.empty() ? 0 : b.submissions.size() - 1) +
        (b.job.max_running > 0 ? "%" + std::to_string(b.job.max_running) : std::string()) + "\n";
@@ -191,7 +202,8 @@ fs::path write_slurm_batch(const SlurmBatch& b) {
   write_file_atomically(dir / "tasks.txt", slurm_task_list(b));
   const fs::path script = dir / "job.sbatch";
   write_file_atomically(script, slurm_job_script(b));
-  fs::permissions(script, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add);
+  fs::permissions(script, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
+                  fs::perm_options::add);
   return script;
 }
 
@@ -210,8 +222,9 @@ std::string submit_slurm_batch(const SlurmBatch& b, const fs::path& script) {
   fs::remove(o.stdout_file, ec);
   fs::remove(o.stderr_file, ec);
   if (!r.started)
-    throw EnvironmentError("cannot run sbatch (" + r.start_error + "); is Slurm installed on this machine? The job script is " +
-                           script.string() + ": submit it yourself with `sbatch " + script.string() + "`");
+    throw EnvironmentError("cannot run sbatch (" + r.start_error +
+                           "); is Slurm installed on this machine? The job script is " + script.string() +
+                           ": submit it yourself with `sbatch " + script.string() + "`");
   // --parsable prints "jobid" or "jobid;cluster".
   const std::string id = out.substr(0, out.find(';'));
   if (!r.exited || r.exit_code != 0 || id.empty() || id.find_first_not_of("0123456789") != std::string::npos)
@@ -225,7 +238,8 @@ std::size_t slurm_task_index(const SlurmBatch& b, const std::string& given) {
   std::string text = given;
   if (text.empty())
     if (const char* e = std::getenv("SLURM_ARRAY_TASK_ID")) text = e;
-  if (text.empty()) throw CourseError("no task index: give INDEX, or run inside a Slurm array task (SLURM_ARRAY_TASK_ID)");
+  if (text.empty())
+    throw CourseError("no task index: give INDEX, or run inside a Slurm array task (SLURM_ARRAY_TASK_ID)");
   if (text.find_first_not_of("0123456789") != std::string::npos || text.size() > 9)
     throw CourseError("task index must be a number, got \"" + text + "\"");
   const std::size_t i = std::stoul(text);
@@ -298,7 +312,8 @@ void write_gradebooks(const fs::path& out, const std::vector<BatchRow>& rows, co
   write_file_atomically(out / "grades.csv", grades_csv(rows, info));
   write_file_atomically(out / "junit.xml", junit_xml(rows, info));
   for (const auto& r : rows)
-    write_file_atomically(out / "gradescope" / result_file_stem(r.id) / "results.json", gradescope_result(r, info).dump(2) + "\n");
+    write_file_atomically(out / "gradescope" / result_file_stem(r.id) / "results.json",
+                          gradescope_result(r, info).dump(2) + "\n");
 }
 
 }  // namespace grader

@@ -24,8 +24,8 @@ struct SlurmJobSettings {
   // nvcc builds two programs per grade: cluster defaults (often 1 CPU and a
   // little memory) make a task slow or kill it.
   int cpus_per_task = 4;
-  std::string mem = "16G";               // per task; "" leaves it to the cluster
-  int max_running = 8;                   // array throttle (%N); 0: no limit
+  std::string mem = "16G";  // per task; "" leaves it to the cluster
+  int max_running = 8;      // array throttle (%N); 0: no limit
 };
 
 // Everything a task needs, written to OUT/slurm/batch.json
@@ -35,7 +35,7 @@ struct SlurmBatch {
   std::filesystem::path course_root;  // absolute
   std::filesystem::path grader_exe;   // absolute, run by every task
   std::filesystem::path submissions_dir;
-  std::string lab, lab_id, arch;      // arch empty: each node builds for its own GPU
+  std::string lab, lab_id, arch;  // arch empty: each node builds for its own GPU
   std::string isolation = "auto";
   double timeout_s = 1800;
   double hint_penalty = 0;

@@ -9,12 +9,9 @@ namespace {
 
 // The fields of a timing session that charts read, as the referee writes them.
 json memory_session() {
-  return {{"rounds", 30},
-          {"bytes_moved", 536870912.0},
-          {"baseline_gbps", 480.0},
-          {"candidate_gbps", 1600.0},
-          {"memcpy_gbps", 3200.0},
-          {"speedup", {{"median", 3.3}, {"lo", 3.2}, {"hi", 3.4}}}};
+  return {{"rounds", 30},           {"bytes_moved", 536870912.0},
+          {"baseline_gbps", 480.0}, {"candidate_gbps", 1600.0},
+          {"memcpy_gbps", 3200.0},  {"speedup", {{"median", 3.3}, {"lo", 3.2}, {"hi", 3.4}}}};
 }
 
 const BarChartOptions kNarrow = {8, true, ""};
@@ -40,8 +37,8 @@ TEST(TimingChart, AMeasuredReferenceIsDrawnOnlyWhenTheSessionHoldsIt) {
 
 TEST(TimingChart, ALibrarySessionIsGflopsAgainstTheLibrary) {
   json s = memory_session();
-  s.update({{"baseline_gflops", 6400.0}, {"candidate_gflops", 10240.0}, {"library_gflops", 51200.0},
-            {"library", "cuBLAS"}});
+  s.update(
+      {{"baseline_gflops", 6400.0}, {"candidate_gflops", 10240.0}, {"library_gflops", 51200.0}, {"library", "cuBLAS"}});
   EXPECT_EQ(session_chart(s, kNarrow),
             "baseline  █       │   6400 GFLOP/s   12.5 %\n"
             "yours     █▋      │  10240 GFLOP/s   20.0 %\n"

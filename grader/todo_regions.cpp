@@ -39,8 +39,10 @@ std::vector<Hunk> diff_lines(const std::vector<std::string>& a, const std::vecto
     Hunk h;
     h.skeleton_line = static_cast<int>(i) + 1;
     while ((i < a.size() || j < b.size()) && !(i < a.size() && j < b.size() && a[i] == b[j])) {
-      if (j >= b.size() || (i < a.size() && lcs[i + 1][j] >= lcs[i][j + 1])) h.removed.push_back(a[i++]);
-      else h.added.push_back(b[j++]);
+      if (j >= b.size() || (i < a.size() && lcs[i + 1][j] >= lcs[i][j + 1]))
+        h.removed.push_back(a[i++]);
+      else
+        h.added.push_back(b[j++]);
     }
     hunks.push_back(std::move(h));
   }
@@ -64,7 +66,9 @@ std::vector<bool> todo_region_lines(const std::vector<std::string>& lines) {
 std::vector<Hunk> stray_hunks(const std::string& skeleton_text, const std::string& solution_text) {
   const auto a = split_lines(skeleton_text);
   const auto in = todo_region_lines(a);
-  const auto covered = [&](int zero_based) { return zero_based >= 0 && zero_based < static_cast<int>(a.size()) && in[zero_based]; };
+  const auto covered = [&](int zero_based) {
+    return zero_based >= 0 && zero_based < static_cast<int>(a.size()) && in[zero_based];
+  };
   std::vector<Hunk> stray;
   for (auto& h : diff_lines(a, split_lines(solution_text))) {
     const int first = h.skeleton_line - 1;

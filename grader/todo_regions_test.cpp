@@ -56,4 +56,6 @@ TEST(TodoRegions, AnInsertionFarFromARegionIsReported) {
   EXPECT_TRUE(stray[0].removed.empty());
 }
 
-TEST(TodoRegions, IdenticalFilesHaveNoHunks) { EXPECT_TRUE(diff_lines(split_lines(kSkeleton), split_lines(kSkeleton)).empty()); }
+TEST(TodoRegions, IdenticalFilesHaveNoHunks) {
+  EXPECT_TRUE(diff_lines(split_lines(kSkeleton), split_lines(kSkeleton)).empty());
+}

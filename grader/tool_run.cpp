@@ -3,8 +3,8 @@
 #include <mutex>
 #include <optional>
 
-#include "isolation.hpp"
 #include "gpu_lock.hpp"
+#include "isolation.hpp"
 #include "sandbox.hpp"
 
 extern char** environ;

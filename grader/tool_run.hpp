@@ -14,11 +14,11 @@
 namespace grader {
 
 struct ToolCall {
-  std::vector<std::string> tool;     // the tool and its options, up to the program
-  std::filesystem::path worker;      // the submission's program
+  std::vector<std::string> tool;  // the tool and its options, up to the program
+  std::filesystem::path worker;   // the submission's program
   std::vector<std::string> cases;
   std::uint64_t seed = 1;
-  std::filesystem::path work_dir;    // private to this call
+  std::filesystem::path work_dir;  // private to this call
   double timeout_s = 60;
   std::string who = "your program";
 };

@@ -55,8 +55,7 @@ std::optional<fs::path> find_on_path(const std::string& program) {
 }
 
 std::optional<fs::path> find_nvcc() {
-  if (const char* cudacxx = std::getenv("CUDACXX"); cudacxx && is_executable(cudacxx))
-    return fs::path(cudacxx);
+  if (const char* cudacxx = std::getenv("CUDACXX"); cudacxx && is_executable(cudacxx)) return fs::path(cudacxx);
   if (auto p = find_on_path("nvcc")) return p;
   std::vector<fs::path> candidates;
   if (const char* home = std::getenv("CUDA_HOME")) candidates.push_back(fs::path(home) / "bin/nvcc");
@@ -97,18 +96,23 @@ void check_arch(const Toolchain& toolchain, const std::string& arch) {
     if (word.rfind("sm_", 0) == 0) known.push_back(word);
   std::string known_text;
   for (const auto& k : known) known_text += (known_text.empty() ? "" : ", ") + k;
-  const std::string examples = "write sm_ and the compute capability without its dot, e.g. sm_90 for an H100, "
-                               "sm_80 for an A100, sm_89 for an RTX 4090";
+  const std::string examples =
+      "write sm_ and the compute capability without its dot, e.g. sm_90 for an H100, "
+      "sm_80 for an A100, sm_89 for an RTX 4090";
   std::smatch m;
   if (!std::regex_match(arch, m, std::regex(R"(sm_(\d{2,3})[af]?)"))) {
     std::smatch digits;
     const bool bare = std::regex_match(arch, digits, std::regex(R"((?:sm|compute_?|)(\d{2,3})|(\d)\.(\d))"));
-    const std::string guess = !bare ? "" : digits[1].matched ? "sm_" + digits[1].str() : "sm_" + digits[2].str() + digits[3].str();
-    throw UsageError("--arch " + arch + " is not a GPU architecture" + (guess.empty() ? "" : " (did you mean " + guess + "?)") +
-                     ": " + examples + (known.empty() ? "" : "; this nvcc builds for " + known_text));
+    const std::string guess = !bare               ? ""
+                              : digits[1].matched ? "sm_" + digits[1].str()
+                                                  : "sm_" + digits[2].str() + digits[3].str();
+    throw UsageError("--arch " + arch + " is not a GPU architecture" +
+                     (guess.empty() ? "" : " (did you mean " + guess + "?)") + ": " + examples +
+                     (known.empty() ? "" : "; this nvcc builds for " + known_text));
   }
   if (!known.empty() && std::find(known.begin(), known.end(), "sm_" + m[1].str()) == known.end())
-    throw UsageError("--arch " + arch + ": nvcc " + toolchain.version + " cannot build for it; it builds for " + known_text);
+    throw UsageError("--arch " + arch + ": nvcc " + toolchain.version + " cannot build for it; it builds for " +
+                     known_text);
 }
 
 }  // namespace grader

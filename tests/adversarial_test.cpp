@@ -57,8 +57,7 @@ fs::path materialise(const Fixture& f) {
   const fs::path dir = fs::temp_directory_path() / ("adversarial-" + std::to_string(getpid()));
   fs::create_directories(dir / f.lab);
   std::string text = read(f.file);
-  for (std::size_t at; (at = text.find("@COURSE_ROOT@")) != std::string::npos;)
-    text.replace(at, 13, kRoot.string());
+  for (std::size_t at; (at = text.find("@COURSE_ROOT@")) != std::string::npos;) text.replace(at, 13, kRoot.string());
   const fs::path out = dir / f.lab / f.file.filename();
   std::ofstream(out, std::ios::binary) << text;
   return out;
@@ -78,8 +77,8 @@ std::vector<std::string> isolated_environment() {
           std::string(grader::kIsolateHideVar) + "=" + kRoot.string()};
 }
 
-#define REQUIRE_SUITE()                                                                               \
-  do {                                                                                                \
+#define REQUIRE_SUITE()                                                                                 \
+  do {                                                                                                  \
     if (!fs::exists(kSuite)) GTEST_SKIP() << "no tests/adversarial/ (a published class copy has none)"; \
   } while (0)
 

@@ -6,13 +6,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <chrono>
 #include <thread>
 
 #include "child_process.hpp"
@@ -84,7 +84,9 @@ void make_class(const fs::path& dir) {
   links.replace(links.find("@SOLUTION@"), 10, (kRoot / "solutions" / "lab07-bank-conflicts" / "kernel.cu").string());
   write(dir / "links_over_what_is_read_back" / "kernel.cu", links);
   write(dir / "empty" / "kernel.cu", "");
-  write(dir / "binary.cu", std::string("\x7f" "ELF\x02\x01\x01\0\0\0", 10));
+  write(dir / "binary.cu", std::string("\x7f"
+                                       "ELF\x02\x01\x01\0\0\0",
+                                       10));
   write(dir / "huge" / "kernel.cu", solution + std::string(1u << 20, '/') + "\n");
   write(dir / "nokernel" / "main.cu", solution);
   write(dir / "notes.txt", "not a submission");
@@ -107,13 +109,18 @@ std::map<std::string, std::vector<std::string>> csv_by_id(const std::string& csv
     std::string cell;
     bool quoted = false;
     for (char c : line) {
-      if (c == '"') quoted = !quoted;
-      else if (c == ',' && !quoted) cells.push_back(cell), cell.clear();
-      else cell += c;
+      if (c == '"')
+        quoted = !quoted;
+      else if (c == ',' && !quoted)
+        cells.push_back(cell), cell.clear();
+      else
+        cell += c;
     }
     cells.push_back(cell);
-    if (first) header = cells, first = false;
-    else m[cells[0]] = cells;
+    if (first)
+      header = cells, first = false;
+    else
+      m[cells[0]] = cells;
   }
   return m;
 }
@@ -170,9 +177,9 @@ const std::string kHeader =
 // row says "not graded: no GPU", no score is written, and the batch exits 4.
 TEST_F(Batch, StaticWithoutAGpuRecordsNoScore) {
   const fs::path out = base / "out";
-  const GraderRun r = run_grader({"batch", (base / "class").string(), "--lab", "lab07", "--out", out.string(), "--jobs", "2",
-                            "--hint-penalty", "0.5"},
-                           true, base / "scratch");
+  const GraderRun r = run_grader({"batch", (base / "class").string(), "--lab", "lab07", "--out", out.string(), "--jobs",
+                                  "2", "--hint-penalty", "0.5"},
+                                 true, base / "scratch");
   ASSERT_EQ(r.exit_code, 4) << r.raw << r.err;
   ASSERT_EQ(r.out.value("schema", ""), "cuda-memory-labs/batch/1") << r.raw;
   auto rows = rows_by_id(r.out);
@@ -183,14 +190,15 @@ TEST_F(Batch, StaticWithoutAGpuRecordsNoScore) {
   EXPECT_EQ(r.out["isolation"], bw.works ? "bwrap" : "rlimits") << r.out["isolation_note"];
   if (!bw.works) EXPECT_NE(r.out["isolation_note"].get<std::string>().find("limited isolation"), std::string::npos);
 
-  for (const char* id : {"empty", "binary", "huge", "nokernel", "notes.txt"}) EXPECT_EQ(rows[id]["status"], "rejected") << id;
+  for (const char* id : {"empty", "binary", "huge", "nokernel", "notes.txt"})
+    EXPECT_EQ(rows[id]["status"], "rejected") << id;
   EXPECT_NE(rows["empty"]["reason"].get<std::string>().find("empty"), std::string::npos);
   EXPECT_NE(rows["binary"]["reason"].get<std::string>().find("NUL"), std::string::npos);
   EXPECT_NE(rows["huge"]["reason"].get<std::string>().find("too large"), std::string::npos);
   EXPECT_NE(rows["nokernel"]["reason"].get<std::string>().find("no kernel.cu"), std::string::npos);
-  for (const char* id : {"correct", "unpadded", "off_by_one", "infinite_loop", "compile_error", "empty_kernel", "crash_host",
-                         "read_solutions", "write_outside", "fork_bomb", "daemon_rewrites_gradebook",
-                         "links_over_what_is_read_back"}) {
+  for (const char* id :
+       {"correct", "unpadded", "off_by_one", "infinite_loop", "compile_error", "empty_kernel", "crash_host",
+        "read_solutions", "write_outside", "fork_bomb", "daemon_rewrites_gradebook", "links_over_what_is_read_back"}) {
     EXPECT_EQ(rows[id]["status"], "not_graded") << id << ": " << rows[id].dump();
     EXPECT_TRUE(rows[id]["points"].is_null()) << id;
     EXPECT_NE(rows[id]["notes"].get<std::string>().find("not graded: no GPU"), std::string::npos) << rows[id].dump();
@@ -218,8 +226,9 @@ TEST_F(Batch, StaticWithoutAGpuRecordsNoScore) {
   for (const auto& t : escape_targets()) EXPECT_FALSE(fs::exists(t)) << t;
 
   // A rerun grades them again (a row without a score is never kept).
-  const GraderRun again = run_grader({"batch", (base / "class").string(), "--lab", "lab07", "--out", out.string(), "--jobs", "2"},
-                               true, base / "scratch");
+  const GraderRun again =
+      run_grader({"batch", (base / "class").string(), "--lab", "lab07", "--out", out.string(), "--jobs", "2"}, true,
+                 base / "scratch");
   ASSERT_EQ(again.exit_code, 4) << again.raw << again.err;
   rows = rows_by_id(again.out);
   for (const auto& [id, row] : rows) EXPECT_EQ(row["reused"], row["status"] == "rejected") << id;
@@ -256,8 +265,9 @@ TEST_F(Batch, StaticGradescopeEntryPoint) {
   write(sub / "src" / "kernel.cu", read(kLab / "empty_kernel.cu"));
   write(sub / "README.md", "x");
   const fs::path results = base / "results" / "results.json";
-  const GraderRun r = run_grader({"gradescope", "--lab", "lab07", "--submission-dir", sub.string(), "--results", results.string()},
-                           true, base / "scratch");
+  const GraderRun r =
+      run_grader({"gradescope", "--lab", "lab07", "--submission-dir", sub.string(), "--results", results.string()},
+                 true, base / "scratch");
   // No GPU in the container: no score, and the autograder run fails visibly.
   ASSERT_EQ(r.exit_code, 4) << r.raw << r.err;
   EXPECT_EQ(r.out["submission"], (sub / "src" / "kernel.cu").string());
@@ -269,8 +279,9 @@ TEST_F(Batch, StaticGradescopeEntryPoint) {
 
   const fs::path none = base / "none";
   write(none / "notes.txt", "no code");
-  const GraderRun n = run_grader({"gradescope", "--lab", "lab07", "--submission-dir", none.string(), "--results", results.string()},
-                           true, base / "scratch");
+  const GraderRun n =
+      run_grader({"gradescope", "--lab", "lab07", "--submission-dir", none.string(), "--results", results.string()},
+                 true, base / "scratch");
   ASSERT_EQ(n.exit_code, 0) << n.raw << n.err;
   const json k = json::parse(read(results));
   EXPECT_EQ(k["score"], 0);
@@ -282,8 +293,9 @@ TEST_F(Batch, GpuGradesAMixedClass) {
   const GraderRun doctor = run_grader({"doctor"}, false, base / "scratch");
   if (!doctor.out.is_object() || doctor.out.value("gpu", json()).is_null())
     GTEST_SKIP() << "no GPU: " << doctor.out.value("no_gpu_reason", doctor.raw + doctor.err);
-  const GraderRun r = run_grader({"batch", (base / "class").string(), "--lab", "lab07", "--out", out.string(), "--hint-penalty", "0.5"},
-                           false, base / "scratch");
+  const GraderRun r =
+      run_grader({"batch", (base / "class").string(), "--lab", "lab07", "--out", out.string(), "--hint-penalty", "0.5"},
+                 false, base / "scratch");
   ASSERT_EQ(r.exit_code, 0) << r.raw << r.err;
   auto rows = rows_by_id(r.out);
   ASSERT_EQ(rows.size(), 17u);
@@ -302,8 +314,8 @@ TEST_F(Batch, GpuGradesAMixedClass) {
   json holder;
   EXPECT_EQ(report_step(out, "crash_host", 0, holder)["checks"][1]["symptom"], "crash") << holder.dump(2);
   EXPECT_EQ(report_step(out, "infinite_loop", 0, holder)["checks"][1]["symptom"], "timeout");
-  for (const char* id : {"read_solutions", "write_outside", "fork_bomb", "daemon_rewrites_gradebook",
-                         "links_over_what_is_read_back"})
+  for (const char* id :
+       {"read_solutions", "write_outside", "fork_bomb", "daemon_rewrites_gradebook", "links_over_what_is_read_back"})
     EXPECT_EQ(rows[id]["status"], "graded") << id;
   // The daemon died with its grade: its row and the gradebook are the batch's.
   EXPECT_EQ(csv["daemon_rewrites_gradebook"][1], "1");

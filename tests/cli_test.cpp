@@ -51,7 +51,8 @@ std::vector<std::string> environment_without_gpu() {
 // stdin is /dev/null (run_child's), so never a terminal.
 Result run(std::vector<std::string> args, const fs::path& cwd = kRoot, double timeout_s = 1200) {
   static int counter = 0;
-  const fs::path dir = fs::temp_directory_path() / ("cli_test-out-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+  const fs::path dir =
+      fs::temp_directory_path() / ("cli_test-out-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
   fs::create_directories(dir);
   grader::ChildOptions o;
   o.argv = {GRADER_BIN};
@@ -73,14 +74,14 @@ Result run(std::vector<std::string> args, const fs::path& cwd = kRoot, double ti
 
 bool have_nvcc() { return grader::find_nvcc().has_value(); }
 
-#define REQUIRE_NVCC()                                                       \
-  do {                                                                       \
+#define REQUIRE_NVCC()                                                               \
+  do {                                                                               \
     if (!have_nvcc()) GTEST_SKIP() << "no nvcc on this machine: no grade can build"; \
   } while (0)
 
 TEST(Cli, AMistypedCommandGetsASuggestion) {
-  for (const auto& [typed, meant] : {std::pair<std::string, std::string>{"grde", "grade"}, {"lsit", "list"},
-                                     {"doctr", "doctor"}}) {
+  for (const auto& [typed, meant] :
+       {std::pair<std::string, std::string>{"grde", "grade"}, {"lsit", "list"}, {"doctr", "doctor"}}) {
     const auto r = run({typed, "lab07"});
     EXPECT_EQ(r.exit_code, 2) << typed << "\n" << r.out << r.err;
     EXPECT_NE(r.err.find("did you mean `grader " + meant + "`"), std::string::npos) << typed << "\n" << r.err;
@@ -163,7 +164,8 @@ TEST(Cli, APaidHintIsShownOnlyWithTheStudentsAgreement) {
   fs::remove_all(copy);
   const auto pub = run({"publish", "--out", copy.string(), "--hint-penalty", "0.5"});
   ASSERT_EQ(pub.exit_code, 0) << pub.out << pub.err;
-  EXPECT_NE(read(copy / "README.md").find("costs 0.5 points"), std::string::npos) << "the copy's README states the cost";
+  EXPECT_NE(read(copy / "README.md").find("costs 0.5 points"), std::string::npos)
+      << "the copy's README states the cost";
 
   const auto refused = run({"hint", "lab07"}, copy);
   EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;

@@ -85,8 +85,8 @@ inline const std::string& no_gpu_reason() {
   return reason;
 }
 
-#define REQUIRE_GPU()                                                               \
-  do {                                                                              \
+#define REQUIRE_GPU()                                                                            \
+  do {                                                                                           \
     if (!::course_runs::no_gpu_reason().empty()) GTEST_SKIP() << ::course_runs::no_gpu_reason(); \
   } while (0)
 

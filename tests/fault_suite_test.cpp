@@ -44,8 +44,8 @@ const fs::path kFaults = kRoot / "tests" / "faults";
 
 std::vector<Fixture> faults() { return course_runs::fixtures_in(kFaults); }
 
-#define REQUIRE_FAULTS()                                                                          \
-  do {                                                                                            \
+#define REQUIRE_FAULTS()                                                                            \
+  do {                                                                                              \
     if (!fs::exists(kFaults)) GTEST_SKIP() << "no tests/faults/ (a published class copy has none)"; \
   } while (0)
 
@@ -205,11 +205,14 @@ TEST_F(Robustness, CtrlCInTheMiddleOfAGradeStopsEverythingAndKeepsProgress) {
   const fs::path pids = dir_ / "nvcc.pids";
   const fs::path nvcc = dir_ / "bin" / "nvcc";
   fs::create_directories(nvcc.parent_path());
-  std::ofstream(nvcc) << "#!/bin/sh\n"
-                         "if [ \"$1\" = --version ]; then echo 'Cuda compilation tools, release 13.0, V13.0.88'; exit 0; fi\n"
-                         "sleep 300 &\n"
-                         "echo $$ $! >> '" << pids.string() << "'\n"
-                         "wait\n";
+  std::ofstream(nvcc)
+      << "#!/bin/sh\n"
+         "if [ \"$1\" = --version ]; then echo 'Cuda compilation tools, release 13.0, V13.0.88'; exit 0; fi\n"
+         "sleep 300 &\n"
+         "echo $$ $! >> '"
+      << pids.string()
+      << "'\n"
+         "wait\n";
   fs::permissions(nvcc, fs::perms::owner_all);
 
   grader::ChildOptions o;

@@ -47,9 +47,9 @@ using course_runs::test_name;
 // A class copy made by `grader publish` has no solutions/ and no fixtures.
 // Tests that need a solution's source skip there, saying why.
 const bool kPublishedCopy = !fs::exists(kRoot / "solutions");
-#define REQUIRE_SOLUTIONS()                                                                           \
-  do {                                                                                                \
-    if (kPublishedCopy)                                                                               \
+#define REQUIRE_SOLUTIONS()                                                                              \
+  do {                                                                                                   \
+    if (kPublishedCopy)                                                                                  \
       GTEST_SKIP() << "a published class copy has no solutions/: this test needs the solutions' source"; \
   } while (0)
 
@@ -80,7 +80,8 @@ TEST(Course, EveryLabHasItsFilesAndAValidManifest) {
     for (const char* f : {"README.md", "lab.json", "lab.cuh", "kernel.cu", "driver.cu"})
       EXPECT_TRUE(fs::exists(lab.dir / f)) << lab.folder << " lacks " << f;
     if (kPublishedCopy)
-      EXPECT_TRUE(fs::exists(grader::published_skeleton(kRoot, lab.folder, "kernel.cu"))) << lab.folder << " has no skeleton to reset to";
+      EXPECT_TRUE(fs::exists(grader::published_skeleton(kRoot, lab.folder, "kernel.cu")))
+          << lab.folder << " has no skeleton to reset to";
     else
       EXPECT_TRUE(fs::exists(course.solution_kernel(lab))) << lab.folder << " has no solution";
     EXPECT_NO_THROW(grader::load_manifest(lab.dir / "lab.json")) << lab.folder;
@@ -114,7 +115,8 @@ TEST(Course, SolutionsDifferFromSkeletonsOnlyAtTodoMarkers) {
       std::string added;
       for (const auto& l : h.added) added += l + "\n";
       ADD_FAILURE() << lab.folder << ": the solution changes kernel.cu at line " << h.skeleton_line
-                    << ", outside every TODO(step N) region:\n" << added;
+                    << ", outside every TODO(step N) region:\n"
+                    << added;
     }
   }
 }
@@ -125,7 +127,8 @@ class StaticLab : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(StaticLab, SolutionPassesEveryStaticCheck) {
   REQUIRE_SOLUTIONS();
-  const auto g = run_grader({"grade", GetParam(), "--submission", (kRoot / "solutions" / GetParam() / "kernel.cu").string()}, true);
+  const auto g = run_grader(
+      {"grade", GetParam(), "--submission", (kRoot / "solutions" / GetParam() / "kernel.cu").string()}, true);
   ASSERT_TRUE(g.out.is_object()) << g.raw << g.err;
   EXPECT_EQ(first_failing_step(g.out), nullptr) << g.out.dump(1);
   EXPECT_TRUE(g.exit_code == 0 || g.exit_code == 4) << g.out.dump(1);
@@ -165,13 +168,15 @@ class GpuLab : public ::testing::TestWithParam<std::string> {};
 TEST_P(GpuLab, SolutionPassesEveryStep) {
   REQUIRE_GPU();
   REQUIRE_SOLUTIONS();
-  const auto g = run_grader({"grade", GetParam(), "--submission", (kRoot / "solutions" / GetParam() / "kernel.cu").string()}, false);
+  const auto g = run_grader(
+      {"grade", GetParam(), "--submission", (kRoot / "solutions" / GetParam() / "kernel.cu").string()}, false);
   EXPECT_EQ(mismatch(g, Expectation{}), "");
 }
 
 TEST_P(GpuLab, SkeletonFailsStepOne) {
   REQUIRE_GPU();
-  const auto g = run_grader({"grade", GetParam(), "--submission", (kRoot / "labs" / GetParam() / "kernel.cu").string()}, false);
+  const auto g =
+      run_grader({"grade", GetParam(), "--submission", (kRoot / "labs" / GetParam() / "kernel.cu").string()}, false);
   ASSERT_TRUE(g.out.is_object()) << g.raw << g.err;
   EXPECT_EQ(g.exit_code, 1) << g.out.dump(1);
   const json* step = first_failing_step(g.out);
@@ -207,7 +212,8 @@ TEST_P(GpuLab, BaselineMatchesTheFloat64OracleAtTheTimingSizes) {
   std::set<std::string> timed;
   for (const auto& step : manifest.steps)
     for (const auto& c : step.checks)
-      if (c.kind == "speedup" || c.kind == "fraction_of_peak" || c.kind == "fraction_of_library") timed.insert(c.case_name);
+      if (c.kind == "speedup" || c.kind == "fraction_of_peak" || c.kind == "fraction_of_library")
+        timed.insert(c.case_name);
   for (const auto& name : timed) call.args.insert(call.args.end(), {"--case", name});
   if (timed.empty()) GTEST_SKIP() << lab.folder << " has no timed case";
   call.work_dir = fs::temp_directory_path() / ("oracle-" + std::to_string(getpid()));

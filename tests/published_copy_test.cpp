@@ -40,8 +40,8 @@ struct Run {
 // found from cwd exactly as a student's shell would find it.
 Run run(std::vector<std::string> argv, const fs::path& cwd, double timeout_s = 900) {
   static int counter = 0;
-  const fs::path dir = fs::temp_directory_path() / ("published_copy_test-out-" + std::to_string(getpid()) + "-" +
-                                                     std::to_string(counter++));
+  const fs::path dir = fs::temp_directory_path() /
+                       ("published_copy_test-out-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
   fs::create_directories(dir);
   grader::ChildOptions o;
   o.argv = std::move(argv);
@@ -96,12 +96,13 @@ class Published : public ::testing::Test {
 TEST_F(Published, RefusesToOverwriteWithoutForceOrSomethingThatIsNotACopy) {
   fs::create_directories(work / "taken");
   std::ofstream(work / "taken" / "notes.txt") << "someone's notes\n";
-  auto g = run({GRADER_BIN, "--json", "--root", kRoot.string(), "publish", "--out", (work / "taken").string(), "--labs", "lab07"},
+  auto g = run({GRADER_BIN, "--json", "--root", kRoot.string(), "publish", "--out", (work / "taken").string(), "--labs",
+                "lab07"},
                work);
   EXPECT_EQ(g.exit_code, 2) << g.raw << g.err;
   EXPECT_NE(g.out.value("error", "").find("already exists; --force"), std::string::npos) << g.raw;
-  g = run({GRADER_BIN, "--json", "--root", kRoot.string(), "publish", "--out", (work / "taken").string(), "--labs", "lab07",
-           "--force"},
+  g = run({GRADER_BIN, "--json", "--root", kRoot.string(), "publish", "--out", (work / "taken").string(), "--labs",
+           "lab07", "--force"},
           work);
   EXPECT_EQ(g.exit_code, 2) << g.raw << g.err;
   EXPECT_NE(g.out.value("error", "").find("not a published copy"), std::string::npos) << g.raw;
@@ -130,8 +131,8 @@ TEST_F(Published, Lab07CopyHoldsNothingOfTheSolutionBuildsAndGrades) {
     if (e.is_directory()) labs.push_back(e.path().filename().string());
   EXPECT_EQ(labs, std::vector<std::string>{kLab});
   EXPECT_TRUE(fs::is_regular_file(copy / "labs" / "symptom_hints.json"));  // the hints every lab shares
-  for (const char* f : {"CMakeLists.txt", "CMakePresets.json", "scripts/setup", "docs/json-output.md", "docs/manifest.md",
-                        "grader/main.cpp", "common/referee_main.cu", "tests/labs_test.cpp"})
+  for (const char* f : {"CMakeLists.txt", "CMakePresets.json", "scripts/setup", "docs/json-output.md",
+                        "docs/manifest.md", "grader/main.cpp", "common/referee_main.cu", "tests/labs_test.cpp"})
     EXPECT_TRUE(fs::is_regular_file(copy / f)) << f;
   EXPECT_TRUE((fs::status(copy / "scripts/setup").permissions() & fs::perms::owner_exec) != fs::perms::none);
 
@@ -139,7 +140,11 @@ TEST_F(Published, Lab07CopyHoldsNothingOfTheSolutionBuildsAndGrades) {
   for (const auto& e : fs::recursive_directory_iterator(copy)) {
     if (!e.is_regular_file()) continue;
     const std::string bytes = read(e.path());
-    EXPECT_NE(bytes.rfind("\x7f" "ELF", 0), 0u) << e.path() << " is a binary";
+    EXPECT_NE(bytes.rfind("\x7f"
+                          "ELF",
+                          0),
+              0u)
+        << e.path() << " is a binary";
     EXPECT_EQ(bytes.find('\0'), std::string::npos) << e.path() << " is not text";
     const std::string ext = e.path().extension().string();
     for (const char* built : {".ptx", ".cubin", ".fatbin", ".o", ".a", ".so"})

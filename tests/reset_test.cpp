@@ -43,7 +43,8 @@ struct Result {
 // stdin is /dev/null (run_child's), so never a terminal.
 Result run(std::vector<std::string> argv, const fs::path& cwd) {
   static int counter = 0;
-  const fs::path dir = fs::temp_directory_path() / ("reset_test-out-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+  const fs::path dir =
+      fs::temp_directory_path() / ("reset_test-out-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
   fs::create_directories(dir);
   grader::ChildOptions o;
   o.argv = std::move(argv);
@@ -95,9 +96,11 @@ class Reset : public ::testing::Test {
   void commit_course() {
     const auto git = grader::find_on_path("git");
     if (!git) GTEST_SKIP() << "git is not on PATH";
-    const std::vector<std::string> id = {git->string(), "-c", "user.name=reset_test", "-c",
-                                         "user.email=reset_test@example.invalid", "-c", "commit.gpgsign=false"};
-    for (std::vector<std::string> args : {std::vector<std::string>{"init", "-q"}, {"add", "-A"}, {"commit", "-qm", "course"}}) {
+    const std::vector<std::string> id = {
+        git->string(),         "-c", "user.name=reset_test", "-c", "user.email=reset_test@example.invalid", "-c",
+        "commit.gpgsign=false"};
+    for (std::vector<std::string> args :
+         {std::vector<std::string>{"init", "-q"}, {"add", "-A"}, {"commit", "-qm", "course"}}) {
       std::vector<std::string> argv = id;
       argv.insert(argv.end(), args.begin(), args.end());
       const Result r = run(argv, root);
@@ -178,7 +181,8 @@ TEST_F(Reset, InAClassCopyRestoresThePublishedSkeleton) {
   const json j = json::parse(r.out);
   EXPECT_EQ(j["schema"], "cuda-memory-labs/reset/1");
   EXPECT_EQ(j["reset"], true);
-  EXPECT_NE(j["skeleton_from"].get<std::string>().find(".reference/" + kLab + "/skeleton/kernel.cu"), std::string::npos) << r.out;
+  EXPECT_NE(j["skeleton_from"].get<std::string>().find(".reference/" + kLab + "/skeleton/kernel.cu"), std::string::npos)
+      << r.out;
   EXPECT_EQ(read(kernel), published);
   ASSERT_EQ(backups(root).size(), 1u);
   EXPECT_EQ(read(backups(root)[0]), skeleton);
@@ -197,7 +201,8 @@ TEST_F(Reset, WithoutASkeletonExitsFourAndSaysWhy) {
   write(root / ".grader-manifest.json", R"({"schema": "cuda-memory-labs/published/1", "files": {}})");
   r = reset({"--yes"});
   EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
-  EXPECT_NE(r.err.find("this class copy has no .reference/" + kLab + "/skeleton/kernel.cu"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("this class copy has no .reference/" + kLab + "/skeleton/kernel.cu"), std::string::npos)
+      << r.err;
   EXPECT_EQ(read(kernel), skeleton + "// mine\n");
   EXPECT_FALSE(fs::exists(root / ".grader" / "backups"));
 }

@@ -88,13 +88,18 @@ std::map<std::string, std::vector<std::string>> csv_rows(const std::string& csv,
     std::string cell;
     bool quoted = false;
     for (char c : line) {
-      if (c == '"') quoted = !quoted;
-      else if (c == ',' && !quoted) cells.push_back(cell), cell.clear();
-      else cell += c;
+      if (c == '"')
+        quoted = !quoted;
+      else if (c == ',' && !quoted)
+        cells.push_back(cell), cell.clear();
+      else
+        cell += c;
     }
     cells.push_back(cell);
-    if (first) header = cells, first = false;
-    else m[cells[0]] = cells;
+    if (first)
+      header = cells, first = false;
+    else
+      m[cells[0]] = cells;
   }
   return m;
 }
@@ -129,7 +134,8 @@ class Slurm : public ::testing::Test {
   void TearDown() override {
     // Every daemon this test started goes, also when an assertion failed.
     if (started) {
-      const ToolRun r = run({"bash", (kScripts / "stop-local-slurm.sh").string(), (base / "cluster").string()}, base / "scratch", 60);
+      const ToolRun r =
+          run({"bash", (kScripts / "stop-local-slurm.sh").string(), (base / "cluster").string()}, base / "scratch", 60);
       EXPECT_EQ(r.exit_code, 0) << r.err;
       ::unsetenv("SLURM_CONF");
     }
@@ -145,7 +151,9 @@ class Slurm : public ::testing::Test {
     std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
     ::setenv("PATH", (path + ":/usr/sbin:/sbin").c_str(), 1);
     started = true;  // a half-started cluster is stopped too
-    const ToolRun r = run({"bash", (kScripts / "start-local-slurm.sh").string(), (base / "cluster").string(), std::to_string(::getpid())}, base / "scratch", 120);
+    const ToolRun r = run(
+        {"bash", (kScripts / "start-local-slurm.sh").string(), (base / "cluster").string(), std::to_string(::getpid())},
+        base / "scratch", 120);
     ASSERT_EQ(r.exit_code, 0) << "start-local-slurm.sh failed:\n" << r.out << r.err;
     ::setenv("SLURM_CONF", (base / "cluster" / "slurm.conf").c_str(), 1);
   }
@@ -156,7 +164,8 @@ class Slurm : public ::testing::Test {
     while (std::chrono::steady_clock::now() < end) {
       const ToolRun q = run({find_tool("squeue"), "-h", "-j", job, "-o", "%i %T"}, base / "scratch", 30);
       std::size_t n = 0;
-      for (fs::directory_iterator it(base / "out" / "results"), e; it != e; ++it) n += it->path().extension() == ".json";
+      for (fs::directory_iterator it(base / "out" / "results"), e; it != e; ++it)
+        n += it->path().extension() == ".json";
       if (q.exit_code == 0 && q.out.find_first_not_of(" \n") == std::string::npos && n >= results) return true;
       std::this_thread::sleep_for(std::chrono::seconds(2));
     }
@@ -174,10 +183,10 @@ TEST_F(Slurm, StaticJobArrayGradesAndCollects) {
   if (IsSkipped() || HasFatalFailure()) return;
   const fs::path out = base / "out";
   // The test node is small (its slurm.conf says 100 MB): a CPU and a little memory per task, two tasks at a time.
-  const ToolRun b = grader_run({"batch", (base / "class").string(), "--lab", "lab07", "--slurm", "--gres", "none", "--time",
-                            "00:20:00", "--hint-penalty", "0.5", "--cpus-per-task", "1", "--mem", "64M", "--max-running",
-                            "2", "--out", out.string()},
-                           base / "scratch");
+  const ToolRun b = grader_run(
+      {"batch", (base / "class").string(), "--lab", "lab07", "--slurm", "--gres", "none", "--time", "00:20:00",
+       "--hint-penalty", "0.5", "--cpus-per-task", "1", "--mem", "64M", "--max-running", "2", "--out", out.string()},
+      base / "scratch");
   ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
   ASSERT_EQ(b.j.value("schema", ""), "cuda-memory-labs/slurm-submit/1") << b.out;
   const std::string job = b.j.value("job_id", "");
@@ -191,12 +200,15 @@ TEST_F(Slurm, StaticJobArrayGradesAndCollects) {
   EXPECT_NE(script.find("#SBATCH --cpus-per-task=1\n"), std::string::npos) << script;
   EXPECT_NE(script.find("#SBATCH --mem=64M\n"), std::string::npos) << script;
   EXPECT_NE(script.find("#SBATCH --time=00:20:00\n"), std::string::npos) << script;
-  EXPECT_NE(script.find("#SBATCH --output=" + (out / "slurm" / "logs" / "%A_%a.out").string() + "\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("#SBATCH --output=" + (out / "slurm" / "logs" / "%A_%a.out").string() + "\n"),
+            std::string::npos)
+      << script;
   EXPECT_EQ(script.find("--gres"), std::string::npos) << script;
   EXPECT_EQ(script.find("--partition"), std::string::npos) << script;
   const std::string tasks = read(out / "slurm" / "tasks.txt");
-  EXPECT_EQ(tasks, (base / "class" / "compile_error.cu").string() + "\n" + (base / "class" / "correct").string() + "\n" +
-                       (base / "class" / "empty").string() + "\n" + (base / "class" / "skeleton.cu").string() + "\n");
+  EXPECT_EQ(tasks, (base / "class" / "compile_error.cu").string() + "\n" + (base / "class" / "correct").string() +
+                       "\n" + (base / "class" / "empty").string() + "\n" + (base / "class" / "skeleton.cu").string() +
+                       "\n");
 
   ASSERT_TRUE(wait_for_job(job, 4, 600)) << "the job array did not finish in 10 minutes; slurmctld log:\n"
                                          << read(base / "cluster" / "log" / "slurmctld.log").substr(0, 4000);
@@ -250,23 +262,24 @@ TEST_F(Slurm, StaticJobArrayGradesAndCollects) {
 // Needs no cluster: the script and task list of --no-submit, and collect before any task ran.
 TEST_F(Slurm, StaticNoSubmitWritesScriptAndCollectReportsMissing) {
   const fs::path out = base / "out";
-  const ToolRun b = grader_run({"batch", (base / "class").string(), "--lab", "7", "--slurm", "--no-submit", "--partition", "gpu",
-                            "--account", "cs475", "--time", "1:00:00", "--out", out.string()},
-                           base / "scratch");
+  const ToolRun b = grader_run({"batch", (base / "class").string(), "--lab", "7", "--slurm", "--no-submit",
+                                "--partition", "gpu", "--account", "cs475", "--time", "1:00:00", "--out", out.string()},
+                               base / "scratch");
   ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
   EXPECT_EQ(b.j["submitted"], false);
   EXPECT_TRUE(b.j["job_id"].is_null());
   EXPECT_EQ(b.j["collect"], "grader collect " + out.string() + " --lab lab07");
   const std::string script = read(out / "slurm" / "job.sbatch");
   // The defaults: room for nvcc, and an array that cannot take the whole partition.
-  for (const char* line : {"#SBATCH --array=0-3%8\n", "#SBATCH --gres=gpu:1\n", "#SBATCH --partition=gpu\n",
-                           "#SBATCH --account=cs475\n", "#SBATCH --time=1:00:00\n", "#SBATCH --cpus-per-task=4\n",
-                           "#SBATCH --mem=16G\n", " batch-task "})
+  for (const char* line :
+       {"#SBATCH --array=0-3%8\n", "#SBATCH --gres=gpu:1\n", "#SBATCH --partition=gpu\n", "#SBATCH --account=cs475\n",
+        "#SBATCH --time=1:00:00\n", "#SBATCH --cpus-per-task=4\n", "#SBATCH --mem=16G\n", " batch-task "})
     EXPECT_NE(script.find(line), std::string::npos) << line << " not in\n" << script;
   // This temporary folder is on this machine's own disk: the instructor is told.
   ASSERT_TRUE(b.j["warnings"].is_array()) << b.out;
   bool local_warning = false;
-  for (const auto& w : b.j["warnings"]) local_warning = local_warning || w.get<std::string>().find("file system of this machine") != std::string::npos;
+  for (const auto& w : b.j["warnings"])
+    local_warning = local_warning || w.get<std::string>().find("file system of this machine") != std::string::npos;
   struct statfs st {};
   if (::statfs(base.c_str(), &st) == 0 && (st.f_type == 0xEF53 || st.f_type == 0x01021994 || st.f_type == 0x58465342 ||
                                            st.f_type == 0x794C7630 || st.f_type == 0x9123683E))
@@ -279,21 +292,25 @@ TEST_F(Slurm, StaticNoSubmitWritesScriptAndCollectReportsMissing) {
   std::vector<std::string> header;
   const auto rows = csv_rows(read(out / "grades.csv"), header);
   ASSERT_EQ(rows.size(), 4u);
-  for (const auto& [id, r] : rows) EXPECT_NE(r.back().find("no result: task never ran or failed"), std::string::npos) << id;
+  for (const auto& [id, r] : rows)
+    EXPECT_NE(r.back().find("no result: task never ran or failed"), std::string::npos) << id;
 
   // Wrong use fails with a message and exit code 2.
   const ToolRun wrong_lab = grader_run({"collect", out.string(), "--lab", "lab06"}, base / "scratch");
   EXPECT_EQ(wrong_lab.exit_code, 2) << wrong_lab.out << wrong_lab.err;
-  EXPECT_NE((wrong_lab.out + wrong_lab.err).find("holds a batch of lab07"), std::string::npos) << wrong_lab.out << wrong_lab.err;
-  const ToolRun bad_time = grader_run({"batch", (base / "class").string(), "--lab", "7", "--slurm", "--no-submit", "--time", "soon",
-                                   "--out", (base / "out2").string()},
-                                  base / "scratch");
+  EXPECT_NE((wrong_lab.out + wrong_lab.err).find("holds a batch of lab07"), std::string::npos)
+      << wrong_lab.out << wrong_lab.err;
+  const ToolRun bad_time = grader_run({"batch", (base / "class").string(), "--lab", "7", "--slurm", "--no-submit",
+                                       "--time", "soon", "--out", (base / "out2").string()},
+                                      base / "scratch");
   EXPECT_EQ(bad_time.exit_code, 2) << bad_time.out << bad_time.err;
-  const ToolRun no_slurm = grader_run({"batch", (base / "class").string(), "--lab", "7", "--partition", "gpu"}, base / "scratch");
+  const ToolRun no_slurm =
+      grader_run({"batch", (base / "class").string(), "--lab", "7", "--partition", "gpu"}, base / "scratch");
   EXPECT_EQ(no_slurm.exit_code, 2) << no_slurm.out << no_slurm.err;
-  for (const std::vector<std::string>& bad : {std::vector<std::string>{"--mem", "lots"}, {"--cpus-per-task", "0"}, {"--max-running", "-1"}}) {
-    std::vector<std::string> argv = {"batch", (base / "class").string(), "--lab", "7", "--slurm", "--no-submit", "--out",
-                                     (base / "out3").string()};
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"--mem", "lots"}, {"--cpus-per-task", "0"}, {"--max-running", "-1"}}) {
+    std::vector<std::string> argv = {"batch", (base / "class").string(), "--lab", "7", "--slurm", "--no-submit",
+                                     "--out", (base / "out3").string()};
     argv.insert(argv.end(), bad.begin(), bad.end());
     const ToolRun r = grader_run(argv, base / "scratch");
     EXPECT_EQ(r.exit_code, 2) << bad[0] << ": " << r.out << r.err;
