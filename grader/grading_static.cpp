@@ -1,0 +1,95 @@
+// The checks that read the compiler's own evidence: the PTX (check_ptx) and
+// ptxas' resource report (check_ptxas). They need no GPU.
+#include "lab_grader.hpp"
+#include "text.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace grader {
+
+CheckResult LabGrader::check_ptx(const Check& c) {
+  const auto k = ptx_.kernels.find(c.kernel);
+  if (k == ptx_.kernels.end()) {
+    std::vector<std::string> names;
+    for (const auto& [n, _] : ptx_.kernels) names.push_back(n);
+    return failed(c, "no kernel named " + c.kernel +
+                         " in kernel.cu (found: " + (names.empty() ? "none" : join(names, ", ")) + ")");
+  }
+  const auto present = [&](const std::string& cls) {
+    if (cls == "extern_shared") return k->second.uses_extern_shared;
+    // Named in the module is not enough: the kernel must read or write the
+    // array through its own address (a __device__ counter it bumps, or a
+    // pointer kept in a __device__ variable, is not a __device__ array).
+    if (cls == "global_variable") return !k->second.accessed_global_variables.empty();
+    if (cls == "const_variable") return !ptx_.const_variables.empty();
+    return has_instruction(k->second, cls);
+  };
+  std::vector<std::string> missing, forbidden, shown;
+  for (const auto& cls : c.must_contain) {
+    (present(cls) ? shown : missing).push_back(cls);
+  }
+  for (const auto& cls : c.must_not_contain) {
+    if (present(cls)) forbidden.push_back(cls + " (" + std::to_string(count_instruction(k->second, cls)) + "×)");
+  }
+  CheckResult r;
+  r.kind = c.kind;
+  r.data = {{"kernel", c.kernel}, {"missing", missing}, {"forbidden", forbidden}};
+  if (missing.empty() && forbidden.empty()) {
+    std::vector<std::string> parts = shown;
+    for (const auto& cls : c.must_not_contain) parts.push_back("no " + cls);
+    r.summary = c.kernel + " PTX: " + join(parts, ", ");
+    return r;
+  }
+  r.status = "fail";
+  std::vector<std::string> why;
+  if (!missing.empty()) why.push_back("no " + join(missing, ", no "));
+  if (!forbidden.empty()) why.push_back("still has " + join(forbidden, ", "));
+  r.summary = c.kernel + " PTX: " + join(why, "; ");
+  if (std::find(missing.begin(), missing.end(), "ld.shared") != missing.end())
+    r.details.push_back("the kernel does not read shared memory yet");
+  if (std::find(missing.begin(), missing.end(), "bar.sync") != missing.end())
+    r.details.push_back("no __syncthreads(): threads would read shared memory that other threads have not written yet");
+  if (std::find(missing.begin(), missing.end(), "global_variable") != missing.end())
+    r.details.push_back(ptx_.global_variables.empty()
+                            ? "the module declares no __device__ array"
+                            : c.kernel +
+                                  " never reads or writes a __device__ array through its own address (declared: " +
+                                  join(ptx_.global_variables, ", ") + ")");
+  return r;
+}
+
+CheckResult LabGrader::check_ptxas(const Check& c) {
+  const auto k = resources_.find(c.kernel);
+  if (k == resources_.end()) return failed(c, "ptxas reported no kernel named " + c.kernel);
+  const auto& kr = k->second;
+  CheckResult r;
+  r.kind = c.kind;
+  r.data = {{"kernel", c.kernel},
+            {"registers", kr.registers},
+            {"stack_frame", kr.stack_frame},
+            {"spill_stores", kr.spill_stores},
+            {"spill_loads", kr.spill_loads}};
+  std::vector<std::string> bad;
+  if (c.max_stack_frame && kr.stack_frame > *c.max_stack_frame)
+    bad.push_back(std::to_string(kr.stack_frame) + " bytes stack frame (max " + std::to_string(*c.max_stack_frame) +
+                  ")");
+  if (c.max_spill_bytes && std::max(kr.spill_stores, kr.spill_loads) > *c.max_spill_bytes)
+    bad.push_back(std::to_string(kr.spill_stores) + " bytes spill stores, " + std::to_string(kr.spill_loads) +
+                  " bytes spill loads (max " + std::to_string(*c.max_spill_bytes) + ")");
+  if (c.max_registers && kr.registers > *c.max_registers)
+    bad.push_back(std::to_string(kr.registers) + " registers (max " + std::to_string(*c.max_registers) + ")");
+  const std::string facts = std::to_string(kr.registers) + " registers, " + std::to_string(kr.stack_frame) +
+                            " bytes stack frame, " + std::to_string(kr.spill_stores + kr.spill_loads) +
+                            " bytes spilled";
+  if (bad.empty()) {
+    r.summary = c.kernel + ": " + facts;
+  } else {
+    r.status = "fail";
+    r.summary = c.kernel + ": " + join(bad, "; ");
+    if (kr.stack_frame > 0 || kr.spill_stores > 0) r.symptom = "local_memory";
+  }
+  return r;
+}
+
+}  // namespace grader

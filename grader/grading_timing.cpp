@@ -1,0 +1,173 @@
+// The timed checks (speedup, fraction of peak, fraction of a library): one
+// referee timing session per case serves every check on it.
+#include <algorithm>
+#include <sstream>
+
+#include "activity.hpp"
+#include "lab_grader.hpp"
+#include "plausibility.hpp"
+#include "stats.hpp"
+#include "text.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace grader {
+
+const RunnerOutcome& LabGrader::timing_for(const std::string& case_name) {
+  auto it = timing_.find(case_name);
+  if (it != timing_.end()) return it->second;
+  finish_tool_runs();  // a timing has the GPU to itself
+  Activity activity("timing " + case_name + " (baseline, yours, memcpy)");
+  RefereeCall rc = referee_call("time-" + case_name);
+  rc.args = {"time", "--case", case_name, "--seed", std::to_string(rep_.seed), "--cap-s", fixed(o_.cap_s, 3)};
+  // Every threshold any step puts on this case, so one session decides them all.
+  const auto decide = [&](const Check& c) {
+    if (is_timed(c) && c.case_name == case_name)
+      rc.args.insert(rc.args.end(), {"--decide", std::string(c.kind == "speedup"            ? "speedup:"
+                                                             : c.kind == "fraction_of_peak" ? "fraction:"
+                                                                                            : "library:") +
+                                                     fixed(c.min, 4)});
+  };
+  for (const auto& step : m_.steps)
+    for (const auto& c : step.checks) {
+      decide(c);
+      for (const auto& f : c.fallback) decide(f);
+    }
+  rc.timeout_s = 3 * m_.timeout_s + 6 * o_.cap_s + 60;
+  return timing_.emplace(case_name, call_referee(rc)).first->second;
+}
+
+// Why the candidate's timed launches cannot be counted: what the referee found
+// when it checked them (common/timing.cuh), as a sentence and a symptom.
+namespace {
+
+std::pair<std::string, std::string> describe_timed_failure(const json& tf, const std::string& case_name) {
+  const std::string kind = tf.value("kind", "");
+  const json d = tf.value("detail", json::object());
+  const long long earlier = tf.value("verified_batches", 0ll);
+  const std::string when =
+      earlier > 0 ? "after " + std::to_string(earlier) + " batches of launches that were right, a batch on fresh inputs"
+                  : "the first timed launches";
+  if (kind == "mismatch")
+    return {"wrong result at the timing size " + case_name + " (" + when +
+                "): " + std::to_string(d.value("mismatches", 0ull)) + " of " + std::to_string(d.value("count", 0ull)) +
+                " elements of `" + d.value("output", std::string()) + "` differ from the baseline, first at " +
+                d.value("where", std::string("?")) + ": expected " + value_text(d.value("expected", json())) +
+                ", got " + value_text(d.value("got", json())),
+            earlier > 0 ? "timed_mismatch" : "mismatch"};
+  if (kind == "unwritten")
+    return {"at the timing size " + case_name + " (" + when + "), " + std::to_string(d.value("unwritten", 0ull)) +
+                " of " + std::to_string(d.value("count", 0ull)) + " elements of `" + d.value("output", std::string()) +
+                "` were never written (first at " + d.value("first", std::string("?")) + ")",
+            earlier > 0 ? "timed_mismatch" : "unwritten"};
+  if (kind == "canary")
+    return {"at the timing size " + case_name + " (" + when + "), a write landed " +
+                (d.value("before", false) ? "before the start" : "past the end") + " of `" +
+                d.value("output", std::string()) + "`",
+            "canary"};
+  if (kind == "modified_input")
+    return {"at the timing size " + case_name + " (" + when + "), your program changed its input `" +
+                d.value("input", std::string()) + "` (inputs are read-only)",
+            "modified_input"};
+  return {"the timed launches at " + case_name + " could not be checked", "error"};
+}
+
+}  // namespace
+
+CheckResult LabGrader::check_timing(const Check& c) {
+  if (auto why = gpu_unavailable()) return skipped(c, *why);
+  const RunnerOutcome& t = timing_for(c.case_name);
+  if (t.category == "timed_failure") {
+    const auto [summary, symptom] =
+        describe_timed_failure(t.result.value("timed_failure", json::object()), c.case_name);
+    CheckResult r = failed(c, summary, symptom);
+    if (symptom == "timed_mismatch")
+      r.details.push_back(
+          "every timed launch gets fresh inputs and is checked: a kernel that skips work, or "
+          "reuses what it computed for earlier inputs, is found out there");
+    return r;
+  }
+  if (t.category == "referee" || t.category == "no_device") return skipped(c, t.message);
+  if (!t.ok() && t.category != "interference") {
+    CheckResult r = failed(c, t.message, t.category);
+    if (t.result.is_object() && t.result.contains("failure")) r.data["failure"] = t.result["failure"];
+    return r;
+  }
+  const json& tj = t.result["timing"];
+  const bool speedup = c.kind == "speedup";
+  const bool library = c.kind == "fraction_of_library";
+  const json& iv = tj[speedup ? "speedup" : library ? "library_fraction" : "fraction"];
+  CheckResult r;
+  r.kind = c.kind;
+  r.data = tj;
+  r.data.erase("samples");
+  if (t.category == "interference") {
+    const json& i = tj["interference"];
+    return failed(c,
+                  "the baseline ran " + fixed(i.value("ratio", 0.0), 2) + "× slower beside your program than alone (" +
+                      fixed(i.value("baseline_ms", 0.0), 3) + " ms against " +
+                      fixed(i.value("solo_baseline_ms", 0.0), 3) +
+                      " ms): something kept the GPU busy between your requests, so these times are not used. If "
+                      "your program starts no GPU work of its own outside the launcher, grade again",
+                  "interference");
+  }
+  if (iv.is_null())
+    return skipped(c, library ? "the driver has no library version to compare with (a course problem)"
+                              : "no memcpy reference could be timed (not enough free GPU memory)");
+  memlabs::Interval interval;
+  interval.median = iv.value("median", 0.0);
+  interval.lo = iv.value("lo", 0.0);
+  interval.hi = iv.value("hi", 0.0);
+  interval.n = iv.value("n", 0ull);
+  const auto decision = memlabs::decide_final(interval, c.min);
+  const auto aa = tj.value("aa", json::object());
+  const std::string range = " [" + fixed(interval.lo) + ", " + fixed(interval.hi) + "]";
+  if (speedup) {
+    r.summary = "speedup over the baseline at " + c.case_name + ": " + fixed(interval.median) + "×" + range +
+                ", needs ≥ " + fixed(c.min) + "×";
+  } else if (library) {
+    const std::string lib = tj.value("library", std::string("the library"));
+    r.summary = "at " + c.case_name + ": " + fixed(100 * interval.median, 1) + " % of " + lib + "'s speed [" +
+                fixed(100 * interval.lo, 1) + ", " + fixed(100 * interval.hi, 1) + "], needs ≥ " +
+                fixed(100 * c.min, 1) + " %";
+  } else {
+    r.summary = "at " + c.case_name + ": " + fixed(100 * interval.median, 1) + " % of memcpy bandwidth [" +
+                fixed(100 * interval.lo, 1) + ", " + fixed(100 * interval.hi, 1) + "], needs ≥ " +
+                fixed(100 * c.min, 1) + " %";
+  }
+  r.details.push_back(
+      "baseline " + fixed(tj.value("baseline_gbps", 0.0), 0) + " GB/s, yours " +
+      fixed(tj.value("candidate_gbps", 0.0), 0) + " GB/s" +
+      (tj.contains("memcpy_gbps") ? ", memcpy " + fixed(tj.value("memcpy_gbps", 0.0), 0) + " GB/s" : "") + "; A/A " +
+      fixed(aa.value("median", 0.0), 3) + " over " + std::to_string(tj.value("rounds", 0)) + " rounds, " +
+      std::to_string(tj.value("verified_launches", 0)) + " timed launches checked");
+  if (speedup && tj.contains("interference") && tj["interference"].value("speedup_scale", 1.0) < 1.0)
+    r.details.push_back("the baseline ran " + fixed(tj["interference"].value("ratio", 0.0), 2) +
+                        "× slower beside your program than alone: the speedup is scaled by " +
+                        fixed(tj["interference"].value("speedup_scale", 1.0), 3) +
+                        " so that no more than 10 % of it counts");
+  if (tj.contains("candidate_gflops"))
+    r.details.push_back("baseline " + fixed(tj.value("baseline_gflops", 0.0), 0) + " GFLOP/s, yours " +
+                        fixed(tj.value("candidate_gflops", 0.0), 0) + " GFLOP/s" +
+                        (tj.contains("library_gflops") ? ", " + tj.value("library", std::string("library")) + " " +
+                                                             fixed(tj.value("library_gflops", 0.0), 0) + " GFLOP/s"
+                                                       : std::string()));
+  if (!library && tj.contains("library_fraction") && tj["library_fraction"].is_object())
+    r.details.push_back("yours runs at " + fixed(100 * tj["library_fraction"].value("median", 0.0), 1) + " % of " +
+                        tj.value("library", std::string("the library")) + "'s speed");
+  r.status = decision.pass ? "pass" : "fail";
+  if (decision.noisy) {
+    r.symptom = "noisy";
+    r.details.push_back(
+        "the interval still straddled the threshold after sampling more: decided on the median; the machine was noisy");
+  }
+  if (auto why = implausible(tj)) {
+    r.status = "fail";
+    r.symptom = "implausibly_fast";
+    r.summary = "faster than the hardware allows at " + c.case_name + ": " + *why + ". Does it do all the work?";
+  }
+  return r;
+}
+
+}  // namespace grader

@@ -1,0 +1,247 @@
+// The submission's program under ncu and compute-sanitizer: the runs, started
+// side by side once the correctness run is done, and the checks that read
+// their reports (check_ncu, check_sanitizer).
+#include <chrono>
+#include <future>
+
+#include "activity.hpp"
+#include "lab_grader.hpp"
+#include "ncu_report.hpp"
+#include "phase_log.hpp"
+#include "sanitizer_report.hpp"
+#include "text.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace grader {
+
+namespace {
+
+std::string sanitizer_key(const Check& c, const std::string& tool) {
+  return "sanitizer " + tool + " " + join(c.cases, ",");
+}
+std::string ncu_key(const Check& c) { return "ncu " + c.kernel + " " + c.case_name; }
+
+}  // namespace
+
+bool LabGrader::sanitizer_runs() const {
+  // A program that hangs would hang under every tool, only more slowly.
+  return !gpu_unavailable() && s_.builder->toolchain().compute_sanitizer &&
+         !(correctness_done_ && student_run_.category == "timeout");
+}
+
+ToolCall LabGrader::sanitizer_call(const Check& c, const std::string& tool) {
+  const fs::path dir = run_dir_ / ("sanitizer-" + std::to_string(++tool_runs_) + "-" + tool);
+  ToolCall tc;
+  tc.tool = sanitizer_arguments(*s_.builder->toolchain().compute_sanitizer, tool, dir / "log.txt");
+  tc.worker = rep_.student_build.worker;
+  tc.cases = c.cases;
+  tc.seed = rep_.seed;
+  tc.work_dir = dir;
+  tc.timeout_s = 3 * m_.timeout_s + 30;
+  tc.who = "your program under " + tool;
+  return tc;
+}
+
+// One profiling run per kernel and case serves every ncu check on them
+// (lab07's shared-load evidence and its bank conflicts): the union of their metrics.
+ToolCall LabGrader::ncu_call(const Check& c) {
+  const fs::path dir = run_dir_ / ("ncu-" + std::to_string(++tool_runs_));
+  std::vector<std::string> metrics;
+  for (const auto& step : m_.steps)
+    for (const auto& other : step.checks)
+      if (other.kind == "ncu" && other.kernel == c.kernel && other.case_name == c.case_name)
+        if (const NcuMeasure* m = find_ncu_measure(other.metric))
+          for (const auto& name : m->metrics)
+            if (std::find(metrics.begin(), metrics.end(), name) == metrics.end()) metrics.push_back(name);
+  ToolCall tc;
+  tc.tool = ncu_arguments(*s_.builder->toolchain().ncu, metrics, c.kernel, dir / "ncu.csv");
+  tc.worker = rep_.student_build.worker;
+  tc.cases = {c.case_name};
+  tc.seed = rep_.seed;
+  tc.work_dir = dir;
+  tc.timeout_s = 3 * m_.timeout_s + 60;  // ncu replays the launch once per group of counters
+  tc.who = "your program under ncu";
+  return tc;
+}
+
+std::shared_future<LabGrader::ToolOutput> LabGrader::start_tool_run(const std::string& key, const ToolCall& call,
+                                                                    const std::string& report_file,
+                                                                    const std::string& label) {
+  auto it = tool_outputs_.find(key);
+  if (it != tool_outputs_.end()) return it->second;
+  std::shared_future<ToolOutput> f =
+      std::async(std::launch::async, [call, report_file, label] {
+        const auto begin = std::chrono::steady_clock::now();
+        ToolOutput out{call_tool(call), read_file(call.work_dir / report_file).value_or("")};
+        note_phase(label, begin, std::chrono::steady_clock::now(), 1);
+        return out;
+      }).share();
+  tool_outputs_.emplace(key, f);
+  return f;
+}
+
+LabGrader::ToolOutput LabGrader::tool_output(const std::string& key, const ToolCall& call,
+                                             const std::string& report_file, const std::string& label) {
+  return start_tool_run(key, call, report_file, label).get();  // an Interrupted rethrows here
+}
+
+void LabGrader::start_tool_runs() {
+  // A program that hung stays for its own steps: started now, each tool would
+  // hang to its time limit even where a failed step means no check needs it.
+  if (gpu_unavailable() || student_run_.category == "timeout") return;
+  const auto& ncu = s_.builder->toolchain().ncu;
+  for (const auto& step : m_.steps)
+    for (const auto& c : step.checks) {
+      if (c.kind == "sanitizer" && sanitizer_runs())
+        for (const auto& tool : c.tools)
+          if (!tool_outputs_.count(sanitizer_key(c, tool)))
+            start_tool_run(sanitizer_key(c, tool), sanitizer_call(c, tool), "log.txt", tool);
+      if (c.kind == "ncu" && ncu && !tool_outputs_.count(ncu_key(c)) && find_ncu_measure(c.metric))
+        start_tool_run(ncu_key(c), ncu_call(c), "ncu.csv", "ncu: " + c.kernel);
+    }
+}
+
+void LabGrader::finish_tool_runs() {
+  for (auto& [key, f] : tool_outputs_) f.wait();
+}
+
+// Hardware counters of every launch of the student's kernel in the profiled
+// case (ncu_report.hpp): each must meet the rule, so a harmless launch first
+// cannot speak for the ones that do the work.
+CheckResult LabGrader::check_ncu(const Check& c) {
+  if (auto why = gpu_unavailable()) return skipped(c, *why);
+  const auto& ncu = s_.builder->toolchain().ncu;
+  if (!ncu) return instead_of_ncu(c, "ncu was not found next to nvcc or on PATH");
+  const NcuMeasure* measure = find_ncu_measure(c.metric);
+  if (!measure) return failed(c, "unknown ncu measure " + c.metric + " (a course problem)");
+  Activity activity("ncu: " + c.metric + " of " + c.kernel + " at " + c.case_name);
+  const ToolOutput run = tool_output(ncu_key(c), ncu_call(c), "ncu.csv", "ncu: " + c.kernel);
+  const RunnerOutcome& out = run.outcome;
+  const NcuLog log = parse_ncu_log(run.log);
+  if (log.status == NcuLog::not_permitted) return instead_of_ncu(c, "ncu " + log.message);
+  if (log.status == NcuLog::no_kernel)
+    return failed(c, "your program never launched " + c.kernel + " in case " + c.case_name +
+                         (log.launched.empty() ? std::string() : " (ncu saw: " + join(log.launched, ", ") + ")"));
+  if (log.status != NcuLog::ok) {
+    if (out.category == "timeout" || out.category == "crash" || out.category == "cuda_error")
+      return failed(c, out.message, out.category);
+    return instead_of_ncu(c, "ncu failed: " + (log.message.empty() ? out.message : log.message));
+  }
+  const bool at_least = measure->rule == NcuMeasure::at_least;
+  const double bound = at_least ? c.ncu_min : c.max;
+  const NcuJudgement j = judge_launches(*measure, log.launches, bound, c.elements);
+  if (j.status == NcuJudgement::too_many_launches)
+    return failed(c,
+                  c.kernel + " was launched more than " + std::to_string(kMaxProfiledLaunches) + " times in case " +
+                      c.case_name + "; one case needs a launch or a few",
+                  measure->symptom);
+  if (j.status == NcuJudgement::not_measured)
+    return instead_of_ncu(c, "ncu did not report every counter " + c.metric + " needs");
+  json counters = json::array();
+  for (const auto& l : log.launches) counters.push_back(l.metrics);
+  CheckResult r;
+  r.kind = c.kind;
+  r.details = j.worst.details;
+  r.data = {{"kernel", c.kernel},     {"case", c.case_name}, {"metric", c.metric},
+            {"value", j.worst.value}, {"values", j.values},  {"launches", log.launches.size()},
+            {"counters", counters}};
+  r.data[at_least ? "min" : "max"] = bound;
+  r.summary = c.kernel + " at " + c.case_name + ": " + j.worst.summary;
+  if (j.judged > 1)
+    r.summary += " (the " + std::string(at_least ? "lowest" : "highest") + " of " + std::to_string(j.judged) +
+                 " launches: launch " + std::to_string(j.worst_launch + 1) + ")";
+  else if (log.launches.size() > 1)
+    r.details.push_back("over all " + std::to_string(log.launches.size()) + " launches of " + c.kernel +
+                        " in the case together");
+  if (j.status == NcuJudgement::fails) {
+    r.status = "fail";
+    r.symptom = measure->symptom;
+    r.summary += ", needs " + (at_least     ? "at least " + readable_amount(bound)
+                               : bound == 0 ? std::string("0")
+                                            : "at most " + readable_amount(bound));
+    if (j.judged > 1)
+      r.details.push_back(std::to_string(j.failing) + " of " + std::to_string(j.judged) +
+                          " launches miss it; every launch of " + c.kernel + " in the case must meet it");
+  }
+  return r;
+}
+
+// Where ncu cannot run, the manifest's fallback grades the step and says so;
+// without one, the step's other checks decide it.
+CheckResult LabGrader::instead_of_ncu(const Check& c, const std::string& why) {
+  if (c.fallback.empty()) {
+    CheckResult r = skipped(c, "not measured: " + why);
+    r.advisory = true;
+    return r;
+  }
+  CheckResult r = check(c.fallback.front());
+  r.details.insert(r.details.begin(),
+                   "in place of the hardware-counter check (" + c.metric + " of " + c.kernel + "): " + why);
+  r.data["in_place_of"] = {{"kind", "ncu"}, {"metric", c.metric}, {"why", why}};
+  return r;
+}
+
+// Every tool of the check on the student's program, at once (they are
+// independent processes); passing needs zero reports from each.
+CheckResult LabGrader::check_sanitizer(const Check& c) {
+  if (auto why = gpu_unavailable()) return skipped(c, *why);
+  if (!s_.builder->toolchain().compute_sanitizer)
+    return skipped(c, "compute-sanitizer was not found next to nvcc or on PATH");
+  if (!sanitizer_runs()) return skipped(c, "not run: your program did not finish its correctness run");
+  Activity activity("compute-sanitizer: " + join(c.tools, ", "));
+  struct ToolRun {
+    std::string tool;
+    RunnerOutcome outcome;
+    SanitizerLog log;
+  };
+  // Every tool at once (started with the lab's other tool runs, unless this
+  // check came first): independent processes that time nothing.
+  std::vector<std::pair<std::string, std::shared_future<ToolOutput>>> runs;
+  for (const auto& tool : c.tools)
+    runs.emplace_back(tool, start_tool_run(sanitizer_key(c, tool), sanitizer_call(c, tool), "log.txt", tool));
+  std::vector<ToolRun> done;
+  for (auto& [tool, f] : runs) {
+    const ToolOutput& out = f.get();  // an Interrupted rethrows here; the other runs join as they go
+    done.push_back(ToolRun{tool, out.outcome, parse_sanitizer_log(tool, out.log)});
+  }
+  CheckResult r;
+  r.kind = c.kind;
+  r.data = {{"cases", c.cases}, {"tools", json::object()}};
+  std::vector<std::string> clean;
+  for (const auto& t : done) {
+    json& tj = r.data["tools"][t.tool];
+    tj = {{"reports", t.log.errors}, {"outcome", t.outcome.category}};
+    if (t.log.errors > 0 || !t.log.reports.empty()) {
+      const std::string first =
+          t.log.reports.empty() ? std::to_string(t.log.errors) + " errors" : t.log.reports.front().headline;
+      const std::string more = t.log.errors > 1 ? " (" + std::to_string(t.log.errors) + " reports)" : "";
+      tj["first"] = first;
+      if (r.status == "pass") {
+        r.status = "fail";
+        r.summary = t.tool + ": " + first + more;
+        r.symptom = t.log.reports.empty() ? "sanitizer" : t.log.reports.front().symptom;
+        if (!t.log.reports.empty())
+          for (std::size_t i = 0; i < t.log.reports.front().lines.size() && i < 8; ++i)
+            r.details.push_back(t.log.reports.front().lines[i]);
+      } else {
+        r.details.push_back("also " + t.tool + ": " + first + more);
+      }
+    } else if (!t.log.summary_seen ||
+               (!t.outcome.ok() && t.outcome.category != "bad_output" && t.outcome.category != "mismatch")) {
+      // The tool did not get to the end: the program crashed or hung under it.
+      if (r.status == "pass") {
+        r.status = "fail";
+        r.summary = t.tool + ": " + (t.outcome.message.empty() ? "stopped before its summary" : t.outcome.message);
+        r.symptom = t.outcome.ok() ? "sanitizer" : t.outcome.category;
+      }
+    } else {
+      clean.push_back(t.tool);
+    }
+  }
+  if (r.status == "pass") r.summary = join(clean, ", ") + ": no reports on " + join(c.cases, ", ");
+  return r;
+}
+
+}  // namespace grader

@@ -1,0 +1,82 @@
+// One grade of one lab, as grading.cpp and the grading_*.cpp files beside it
+// implement it: the static checks (grading_static.cpp), the correctness run and
+// the facts (grading_outputs.cpp), the ncu and compute-sanitizer runs
+// (grading_tools.cpp), the timing (grading_timing.cpp), and the order of the
+// steps (grading.cpp). Private to those files.
+#pragma once
+
+#include <filesystem>
+#include <future>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "compiler_report.hpp"
+#include "grading.hpp"
+#include "referee_client.hpp"
+#include "tool_run.hpp"
+
+namespace grader {
+
+class LabGrader {
+ public:
+  LabGrader(Session& s, const LabInfo& lab, const Manifest& m, const GradeOptions& o)
+      : s_(s), lab_(lab), m_(m), o_(o) {}
+
+  GradeReport run();
+
+ private:
+  // A check's result when it could not run, or failed before measuring anything.
+  static CheckResult skipped(const Check& c, const std::string& why);
+  static CheckResult failed(const Check& c, const std::string& summary, const std::string& symptom = "");
+
+  bool build();
+  CheckResult check(const Check& c);
+  CheckResult check_ptx(const Check& c);
+  CheckResult check_ptxas(const Check& c);
+  CheckResult check_correct(const Check& c);
+  CheckResult check_timing(const Check& c);
+  CheckResult check_api(const Check& c);
+  CheckResult check_ncu(const Check& c);
+  CheckResult instead_of_ncu(const Check& c, const std::string& why);
+  CheckResult check_sanitizer(const Check& c);
+  void run_correctness();
+  const RunnerOutcome& timing_for(const std::string& case_name);
+
+  // The submission's program under compute-sanitizer or ncu. These runs time
+  // nothing: every one the lab asks for starts, side by side, as soon as the
+  // correctness run is done (start_tool_runs), and their checks take the
+  // results when their step comes. Nothing is timed until they have ended
+  // (finish_tool_runs): a timing has the GPU to itself.
+  struct ToolOutput {
+    RunnerOutcome outcome;
+    std::string log;  // the tool's report file
+  };
+  ToolCall sanitizer_call(const Check& c, const std::string& tool);
+  ToolCall ncu_call(const Check& c);
+  std::shared_future<ToolOutput> start_tool_run(const std::string& key, const ToolCall& call,
+                                                const std::string& report_file, const std::string& label);
+  ToolOutput tool_output(const std::string& key, const ToolCall& call, const std::string& report_file,
+                         const std::string& label);
+  void start_tool_runs();
+  void finish_tool_runs();
+  bool sanitizer_runs() const;
+  RefereeCall referee_call(const std::string& tag) const;
+  std::optional<std::string> gpu_unavailable() const;
+
+  Session& s_;
+  const LabInfo& lab_;
+  const Manifest& m_;
+  GradeOptions o_;
+  GradeReport rep_;
+  std::filesystem::path run_dir_;
+  PtxModule ptx_;
+  std::map<std::string, KernelResources> resources_;
+  bool correctness_done_ = false;
+  RunnerOutcome student_run_;
+  std::map<std::string, RunnerOutcome> timing_;
+  int tool_runs_ = 0;  // numbers the work folders of ncu and sanitizer runs
+  std::map<std::string, std::shared_future<ToolOutput>> tool_outputs_;  // by what ran: tool, kernel, cases
+};
+
+}  // namespace grader
