@@ -114,8 +114,10 @@ TEST_F(ServerProcessTest, AProgramThatCrashesInsideBwrapSaysBySignal) {
 }
 
 TEST_F(ServerProcessTest, TheProgramGetsItsSocketAsDescriptor3AndNothingElse) {
-  // The shell lists its open descriptors, then closes 3, which ends the request.
-  const std::string script = "ls /proc/$$/fd | sort -n | tr '\\n' ' '; exec 3>&-; sleep 1";
+  // A child of the shell lists the shell's open descriptors while the shell
+  // only waits (running a pipeline itself, it would hold the pipe's descriptors
+  // while ls looks); then the shell closes 3, which ends the request.
+  const std::string script = "(ls /proc/$$/fd | sort -n | tr '\\n' ' ') & wait; exec 3>&-; sleep 1";
   int p[2];
   ASSERT_EQ(::pipe(p), 0);
   SpawnOptions o = shell(script);

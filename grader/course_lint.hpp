@@ -52,10 +52,19 @@ const std::vector<std::string>& required_lab_files();
 // The lesson's level-2 sections, in this order.
 const std::vector<std::string>& required_lesson_sections();
 
+// One item of a lint report.
+inline LintItem make_item(const std::string& id, const std::string& status, const std::string& summary,
+                          std::vector<std::string> details = {}) {
+  return {id, status, summary, std::move(details)};
+}
+
 LintItem lint_files(const std::filesystem::path& lab_dir);
 LintItem lint_solution_present(const LabSources& s);
 LintItem lint_manifest(const LabSources& s);
 LintItem lint_symptom_hints(const Manifest& m);
+// Each step's hints: at least 3, one naming the command that shows the step's
+// evidence, the last one guiding without pasting the answer.
+LintItem lint_hints(const Manifest& m);
 LintItem lint_lesson_sections(const std::string& readme);
 LintItem lint_lesson_thresholds(const std::string& readme, const Manifest& manifest);
 // Markers well formed, each naming a step that exists; with a solution, each

@@ -17,9 +17,12 @@ const char* kManifest = R"({
   "format_version": 1, "id": "lab01", "title": "Tiles",
   "steps": [
     { "id": 1, "title": "Stage a tile", "checks": [ { "kind": "ptx", "kernel": "k", "must_contain": ["bar.sync"] },
-                                                  { "kind": "correct", "cases": ["1x1"] } ] },
-    { "id": 2, "title": "Fast", "checks": [ { "kind": "speedup", "case": "64x64", "min": 2.5 } ] },
-    { "id": 3, "title": "Near peak", "checks": [ { "kind": "fraction_of_peak", "case": "64x64", "min": 0.7 } ] }
+                                                  { "kind": "correct", "cases": ["1x1"] } ],
+      "hints": ["Threads share a tile.", "In k, stage out in shared memory.", "Then `grader lab01` shows bar.sync."] },
+    { "id": 2, "title": "Fast", "checks": [ { "kind": "speedup", "case": "64x64", "min": 2.5 } ],
+      "hints": ["Idea.", "Where.", "`grader bench lab01` shows the speed."] },
+    { "id": 3, "title": "Near peak", "checks": [ { "kind": "fraction_of_peak", "case": "64x64", "min": 0.7 } ],
+      "hints": ["Idea.", "Where.", "`grader bench lab01` shows the bandwidth."] }
   ]})";
 
 const char* kReadme =
@@ -223,6 +226,20 @@ TEST_F(TempCourse, AFixtureWithAMalformedExpectationFails) {
   CourseLint c;
   c.labs.push_back(l);
   EXPECT_EQ(lint_exit_code(c, false), kExitStepFailed);
+}
+
+TEST(Hints, ALadderOfThreeNamingItsEvidenceAndNotPastingTheAnswer) {
+  Manifest m = manifest();
+  EXPECT_EQ(lint_hints(m).status, "pass") << lint_hints(m).summary;
+  m.steps[1].hints.pop_back();  // two rungs, and no command left
+  m.steps[2].hints.back() = "`grader bench` then: float x = 1; x += 2; out[i] = x;";
+  const LintItem i = lint_hints(m);
+  EXPECT_EQ(i.status, "fail");
+  EXPECT_EQ(i.details, (std::vector<std::string>{
+                           "step 2 has 2 hints; a step needs at least 3 (idea, where, how)",
+                           "step 2: no hint names the command that shows the evidence (grader , nvcc, ncu, "
+                           "compute-sanitizer, cuobjdump)",
+                           "step 3's last hint holds 3 statements of code: it should guide, not paste the answer"}));
 }
 
 TEST(LessonThresholds, FlagsARestatedThreshold) {
