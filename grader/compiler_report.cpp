@@ -1,7 +1,5 @@
 #include "compiler_report.hpp"
 
-#include <cxxabi.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -10,25 +8,50 @@
 #include <set>
 #include <sstream>
 
+#include "ptx_internal.hpp"
 #include "text.hpp"
 
 namespace grader {
+namespace ptx_detail {
+
+bool is_memory_qualifier(const std::string& part) {
+  static const std::set<std::string> kQualifiers = {"weak", "volatile", "relaxed", "acquire", "release",
+                                                    "mmio", "cta",      "cluster", "gpu",     "sys"};
+  return kQualifiers.count(part) > 0;
+}
+
+bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$'; }
+
+std::vector<std::string> split_dots(const std::string& op) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= op.size(); ++i) {
+    if (i == op.size() || op[i] == '.') {
+      parts.push_back(op.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return parts;
+}
+
+// "ld.volatile.shared.f32" -> "ld.shared.f32": the memory space, not the
+// ordering, is what a check asks about (volatile shared loads are common in
+// warp reductions).
+std::string normalize_opcode(const std::string& op) {
+  if (!starts_with(op, "ld.") && !starts_with(op, "st.")) return op;
+  const auto parts = split_dots(op);
+  std::string out = parts[0];
+  std::size_t i = 1;
+  while (i < parts.size() && is_memory_qualifier(parts[i])) ++i;
+  for (; i < parts.size(); ++i) out += "." + parts[i];
+  return out;
+}
+
+}  // namespace ptx_detail
+
 namespace {
 
-void merge_max(KernelResources& into, const KernelResources& from) {
-  into.registers = std::max(into.registers, from.registers);
-  into.stack_frame = std::max(into.stack_frame, from.stack_frame);
-  into.spill_stores = std::max(into.spill_stores, from.spill_stores);
-  into.spill_loads = std::max(into.spill_loads, from.spill_loads);
-  into.shared_bytes = std::max(into.shared_bytes, from.shared_bytes);
-  into.barriers = std::max(into.barriers, from.barriers);
-  for (const auto& [bank, bytes] : from.cmem) into.cmem[bank] = std::max(into.cmem[bank], bytes);
-}
-
-int first_int(const std::string& s, const std::regex& re) {
-  std::smatch m;
-  return std::regex_search(s, m, re) ? std::stoi(m[1]) : 0;
-}
+using namespace ptx_detail;
 
 // ---- PTX ---------------------------------------------------------------
 
@@ -68,8 +91,6 @@ std::size_t matching_close(const std::string& s, std::size_t open, char open_c, 
   return s.size();
 }
 
-bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$'; }
-
 std::vector<std::string> split_ws(const std::string& s) {
   std::istringstream in(s);
   std::vector<std::string> words;
@@ -93,14 +114,6 @@ void collect_symbols(const std::string& operands, std::set<std::string>& out) {
     i = j;
   }
 }
-
-struct PtxFunction {
-  std::string mangled;
-  bool is_entry = false;
-  std::vector<std::string> instructions;
-  std::vector<PtxStatement> statements;  // the same, with their operands
-  std::set<std::string> symbols;
-};
 
 // A body is ';'-terminated statements among braces, labels and directives;
 // only .loc lines end without a ';', so they go first.
@@ -182,37 +195,6 @@ void parse_declaration(const std::string& header, std::vector<ModuleVariable>& v
     vars.push_back({name, ModuleVariable::kExternShared, is_array});
 }
 
-bool is_memory_qualifier(const std::string& part) {
-  static const std::set<std::string> kQualifiers = {"weak", "volatile", "relaxed", "acquire", "release",
-                                                    "mmio", "cta",      "cluster", "gpu",     "sys"};
-  return kQualifiers.count(part) > 0;
-}
-
-std::vector<std::string> split_dots(const std::string& op) {
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i <= op.size(); ++i) {
-    if (i == op.size() || op[i] == '.') {
-      parts.push_back(op.substr(start, i - start));
-      start = i + 1;
-    }
-  }
-  return parts;
-}
-
-// "ld.volatile.shared.f32" -> "ld.shared.f32": the memory space, not the
-// ordering, is what a check asks about (volatile shared loads are common in
-// warp reductions).
-std::string normalize_opcode(const std::string& op) {
-  if (!starts_with(op, "ld.") && !starts_with(op, "st.")) return op;
-  const auto parts = split_dots(op);
-  std::string out = parts[0];
-  std::size_t i = 1;
-  while (i < parts.size() && is_memory_qualifier(parts[i])) ++i;
-  for (; i < parts.size(); ++i) out += "." + parts[i];
-  return out;
-}
-
 bool extends(const std::string& op, const std::string& cls) {
   if (!starts_with(op, cls)) return false;
   return op.size() == cls.size() || op[cls.size()] == '.' || op.compare(cls.size(), 2, "::") == 0;
@@ -263,190 +245,6 @@ void append_unique(std::vector<T>& to, const T& value) {
 }
 
 }  // namespace
-
-std::map<std::string, KernelResources> parse_ptxas_report(const std::string& text) {
-  static const std::regex kEntry(R"(Compiling entry function '([^']+)')");
-  static const std::regex kProperties(R"(Function properties for (\S+))");
-  static const std::regex kStack(R"((\d+) bytes stack frame)");
-  static const std::regex kSpillStores(R"((\d+) bytes spill stores)");
-  static const std::regex kSpillLoads(R"((\d+) bytes spill loads)");
-  static const std::regex kRegisters(R"(Used (\d+) registers)");
-  static const std::regex kBarriers(R"(used (\d+) barriers)");
-  static const std::regex kSmem(R"((\d+) bytes smem)");
-  static const std::regex kCmem(R"((\d+) bytes cmem\[(\d+)\])");
-
-  std::vector<KernelResources> compiled;
-  // The entry the next properties and "Used" lines describe; none while ptxas
-  // talks about a device function.
-  KernelResources* current = nullptr;
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);) {
-    // ptxas' lines are short; a huge one is other output, and would send
-    // std::regex's recursive matcher through the stack.
-    if (line.size() > 1000) continue;
-    std::smatch m;
-    if (std::regex_search(line, m, kEntry)) {
-      compiled.emplace_back();
-      compiled.back().mangled = m[1];
-      current = &compiled.back();
-    } else if (std::regex_search(line, m, kProperties)) {
-      if (current && current->mangled != m[1].str()) current = nullptr;
-    } else if (!current) {
-      continue;
-    } else if (std::regex_search(line, kStack)) {
-      current->stack_frame = first_int(line, kStack);
-      current->spill_stores = first_int(line, kSpillStores);
-      current->spill_loads = first_int(line, kSpillLoads);
-    } else if (std::regex_search(line, kRegisters)) {
-      current->registers = first_int(line, kRegisters);
-      current->barriers = first_int(line, kBarriers);
-      current->shared_bytes = first_int(line, kSmem);
-      for (std::sregex_iterator it(line.begin(), line.end(), kCmem), end; it != end; ++it)
-        current->cmem[std::stoi((*it)[2])] = std::stoi((*it)[1]);
-    }
-  }
-
-  std::map<std::string, KernelResources> out;
-  for (auto& k : compiled) {
-    k.name = demangle_kernel_name(k.mangled);
-    auto [it, inserted] = out.emplace(k.name, k);
-    if (!inserted) merge_max(it->second, k);
-  }
-  return out;
-}
-
-// Splits operands at the commas between them, not those inside {...} or [...].
-std::vector<std::string> split_operands(const std::string& operands) {
-  std::vector<std::string> out;
-  std::string cur;
-  int depth = 0;
-  for (char c : operands) {
-    if (c == '{' || c == '[') ++depth;
-    if (c == '}' || c == ']') --depth;
-    if (c == ',' && depth == 0) {
-      out.push_back(trim(cur));
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  if (!trim(cur).empty()) out.push_back(trim(cur));
-  return out;
-}
-
-// Registers (%rd4) and symbols (g_a) an operand names.
-void names_in(const std::string& operand, std::set<std::string>& registers, std::set<std::string>& symbols) {
-  for (std::size_t i = 0; i < operand.size();) {
-    if (operand[i] == '%') {
-      std::size_t j = i + 1;
-      while (j < operand.size() && (is_ident_char(operand[j]) || operand[j] == '.')) ++j;
-      registers.insert(operand.substr(i, j - i));
-      i = j;
-    } else if (is_ident_char(operand[i]) && !std::isdigit(static_cast<unsigned char>(operand[i]))) {
-      std::size_t j = i;
-      while (j < operand.size() && is_ident_char(operand[j])) ++j;
-      symbols.insert(operand.substr(i, j - i));
-      i = j;
-    } else {
-      ++i;
-    }
-  }
-}
-
-bool is_memory_access(const std::string& opcode) {
-  for (const char* verb : {"ld.", "st.", "atom.", "red.", "ldu."})
-    if (starts_with(opcode, verb)) return true;
-  return false;
-}
-
-// Data moved by a load or a store; an atomic on a counter moves none.
-bool moves_data(const std::string& opcode) {
-  return starts_with(opcode, "ld.") || starts_with(opcode, "st.") || starts_with(opcode, "ldu.");
-}
-
-// Which of `globals` the function loads from or stores to: an address register
-// is traced back, through any arithmetic (mov, cvta, add, mad ...), to the
-// variable's own address. A loaded value carries nothing on, so a pointer kept
-// in a __device__ variable does not make the memory it points to a __device__
-// array. Control flow is ignored, and a few passes carry addresses around loops.
-std::set<std::string> accessed_variables(const PtxFunction& fn, const std::set<std::string>& globals) {
-  std::map<std::string, std::set<std::string>> points_into;  // register -> variables
-  std::set<std::string> accessed;
-  const auto variables_of = [&](const std::string& operand) {
-    std::set<std::string> registers, symbols, out;
-    names_in(operand, registers, symbols);
-    for (const auto& s : symbols)
-      if (globals.count(s)) out.insert(s);
-    for (const auto& r : registers)
-      if (auto it = points_into.find(r); it != points_into.end()) out.insert(it->second.begin(), it->second.end());
-    return out;
-  };
-  for (int pass = 0; pass < 4; ++pass) {
-    for (const auto& st : fn.statements) {
-      const auto ops = split_operands(st.operands);
-      if (ops.empty()) continue;
-      if (is_memory_access(st.opcode)) {
-        if (moves_data(st.opcode))
-          for (const auto& op : ops)
-            if (!op.empty() && op[0] == '[')
-              for (const auto& v : variables_of(op)) accessed.insert(v);
-        continue;
-      }
-      if (ops[0].empty() || ops[0][0] != '%') continue;
-      std::set<std::string> from;
-      for (std::size_t i = 1; i < ops.size(); ++i)
-        for (const auto& v : variables_of(ops[i])) from.insert(v);
-      if (!from.empty()) points_into[ops[0]].insert(from.begin(), from.end());
-    }
-  }
-  return accessed;
-}
-
-// Loads and stores through a pointer the function was handed (a 64-bit
-// parameter) or read from memory (a 64-bit load), traced through any
-// arithmetic like accessed_variables: memory that is not a module-scope
-// array's own, whatever it is. Shared, local and parameter accesses are the
-// kernel's own workspace and do not count.
-int pointer_accesses(const PtxFunction& fn) {
-  std::set<std::string> pointers;
-  const auto from_pointer = [&](const std::string& operand) {
-    std::set<std::string> registers, symbols;
-    names_in(operand, registers, symbols);
-    return std::any_of(registers.begin(), registers.end(), [&](const std::string& r) { return pointers.count(r) > 0; });
-  };
-  const auto is_wide = [](const std::string& opcode) {
-    return opcode.find(".u64") != std::string::npos || opcode.find(".b64") != std::string::npos ||
-           opcode.find(".s64") != std::string::npos;
-  };
-  int count = 0;
-  for (int pass = 0; pass < 4; ++pass) {
-    count = 0;
-    for (const auto& st : fn.statements) {
-      const auto ops = split_operands(st.operands);
-      if (ops.empty()) continue;
-      if (is_memory_access(st.opcode)) {
-        const auto parts = split_dots(normalize_opcode(st.opcode));
-        const std::string space = parts.size() > 1 ? parts[1].substr(0, parts[1].find("::")) : "";
-        const bool own_workspace = space == "shared" || space == "local" || space == "param" || space == "const";
-        if (moves_data(st.opcode) && !own_workspace)
-          for (const auto& op : ops)
-            if (!op.empty() && op[0] == '[' && from_pointer(op)) ++count;
-        // A 64-bit value loaded (a parameter, or from memory) may be a pointer.
-        if (starts_with(st.opcode, "ld") && is_wide(st.opcode) && !ops[0].empty() && ops[0][0] == '%' &&
-            space != "shared" && space != "local")
-          pointers.insert(ops[0]);
-        continue;
-      }
-      if (ops[0].empty() || ops[0][0] != '%') continue;
-      for (std::size_t i = 1; i < ops.size(); ++i)
-        if (from_pointer(ops[i])) {
-          pointers.insert(ops[0]);
-          break;
-        }
-    }
-  }
-  return count;
-}
 
 PtxModule parse_ptx(const std::string& text) {
   const std::string src = strip_comments(text);
@@ -567,47 +365,6 @@ int count_instruction(const PtxKernel& kernel, const std::string& instruction_cl
     return 1;
   return static_cast<int>(std::count_if(kernel.instructions.begin(), kernel.instructions.end(),
                                         [&](const std::string& op) { return matches(op, instruction_class); }));
-}
-
-std::string demangle_kernel_name(const std::string& mangled) {
-  if (!starts_with(mangled, "_Z")) return mangled;
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> raw(abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status),
-                                             std::free);
-  if (status != 0 || !raw) return mangled;
-  std::string s = raw.get();
-
-  // The parameter list is the parenthesised group that ends the name.
-  if (!s.empty() && s.back() == ')') {
-    int depth = 0;
-    for (std::size_t i = s.size(); i-- > 0;) {
-      if (s[i] == ')') ++depth;
-      if (s[i] == '(' && --depth == 0) {
-        s.erase(i);
-        break;
-      }
-    }
-  }
-  std::string no_templates;
-  int angle = 0;
-  for (char c : s) {
-    if (c == '<')
-      ++angle;
-    else if (c == '>')
-      --angle;
-    else if (angle == 0)
-      no_templates += c;
-  }
-  // A template's demangled name starts with its return type ("void ns::k"); the
-  // name is the last word outside parentheses ("(anonymous namespace)::k").
-  std::size_t start = 0;
-  int paren = 0;
-  for (std::size_t i = 0; i < no_templates.size(); ++i) {
-    if (no_templates[i] == '(') ++paren;
-    if (no_templates[i] == ')') --paren;
-    if (no_templates[i] == ' ' && paren == 0) start = i + 1;
-  }
-  return no_templates.substr(start);
 }
 
 }  // namespace grader

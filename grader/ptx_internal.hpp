@@ -1,0 +1,34 @@
+// What the PTX parser (compiler_report.cpp) and its address tracing
+// (ptx_dataflow.cpp) share: one function of a module as parsed, and the
+// opcode helpers both need. Private to those files.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "compiler_report.hpp"
+
+namespace grader::ptx_detail {
+
+struct PtxFunction {
+  std::string mangled;
+  bool is_entry = false;
+  std::vector<std::string> instructions;
+  std::vector<PtxStatement> statements;  // the same, with their operands
+  std::set<std::string> symbols;
+};
+
+bool is_ident_char(char c);
+// "ld.shared::cta.f32" -> {"ld", "shared::cta", "f32"}.
+std::vector<std::string> split_dots(const std::string& op);
+// "ld.volatile.shared.f32" -> "ld.shared.f32": the memory space, not the ordering.
+std::string normalize_opcode(const std::string& op);
+
+// Which of `globals` (module-scope arrays) the function loads from or stores to
+// through an address made from the array's own.
+std::set<std::string> accessed_variables(const PtxFunction& fn, const std::set<std::string>& globals);
+// Loads and stores through a pointer the function was handed or read from memory.
+int pointer_accesses(const PtxFunction& fn);
+
+}  // namespace grader::ptx_detail
