@@ -1,5 +1,7 @@
 // The checks that read the compiler's own evidence: the PTX (check_ptx) and
 // ptxas' resource report (check_ptxas). They need no GPU.
+#include <map>
+
 #include "lab_grader.hpp"
 #include "text.hpp"
 
@@ -56,6 +58,18 @@ CheckResult LabGrader::check_ptx(const Check& c) {
                             : c.kernel +
                                   " never reads or writes a __device__ array through its own address (declared: " +
                                   join(ptx_.global_variables, ", ") + ")");
+  // What each forbidden class means for the student's code.
+  static const std::map<std::string, std::string> kForbidden = {
+      {"pointer_access",
+       "it loads or stores through a pointer it was handed or read from memory: read and write "
+       "the __device__ arrays by name in the kernel"},
+      {"shared", "it uses shared memory: the step asks for the data in registers"},
+      {"ld.generic", "it loads through a generic pointer (ld with no state space), which may read any memory"},
+      {"st.generic", "it stores through a generic pointer (st with no state space)"},
+  };
+  for (const auto& cls : c.must_not_contain)
+    if (auto it = kForbidden.find(cls); it != kForbidden.end() && present(cls))
+      r.details.push_back(c.kernel + ": " + it->second);
   return r;
 }
 
