@@ -318,9 +318,9 @@ PtxModule parse_ptx(const std::string& text) {
     for (std::size_t r = 0; r < reached.size(); ++r) {
       const PtxFunction& f = *reached[r];
       k.instructions.insert(k.instructions.end(), f.instructions.begin(), f.instructions.end());
-      for (const auto& v : accessed_variables(f, global_arrays))
-        append_unique(k.accessed_global_variables, demangle_kernel_name(v));
-      k.pointer_accesses += pointer_accesses(f);
+      const AddressUse use = trace_addresses(f, global_arrays);
+      for (const auto& v : use.arrays) append_unique(k.accessed_global_variables, demangle_kernel_name(v));
+      k.pointer_accesses += use.pointer_accesses;
       for (const auto& sym : f.symbols) {
         if (auto v = variable_by_ptx_name.find(sym); v != variable_by_ptx_name.end()) {
           append_unique(k.variables, demangle_kernel_name(sym));

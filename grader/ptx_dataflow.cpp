@@ -62,90 +62,78 @@ bool moves_data(const std::string& opcode) {
   return starts_with(opcode, "ld.") || starts_with(opcode, "st.") || starts_with(opcode, "ldu.");
 }
 
+// Where an address register came from: a module array's own address (its
+// name) or a pointer the function was handed or read from memory (kPointer).
+const std::string kPointer = "*";
+
+bool is_wide(const std::string& opcode) {
+  return opcode.find(".u64") != std::string::npos || opcode.find(".b64") != std::string::npos ||
+         opcode.find(".s64") != std::string::npos;
+}
+
+// "ld.global.f32" -> "global"; "" for a generic access.
+std::string space_of(const std::string& opcode) {
+  const auto parts = split_dots(normalize_opcode(opcode));
+  return parts.size() > 1 ? parts[1].substr(0, parts[1].find("::")) : "";
+}
+
 }  // namespace
 
-// Which of `globals` the function loads from or stores to: an address register
-// is traced back, through any arithmetic (mov, cvta, add, mad ...), to the
-// variable's own address. A loaded value carries nothing on, so a pointer kept
-// in a __device__ variable does not make the memory it points to a __device__
-// array. Control flow is ignored, and a few passes carry addresses around loops.
-std::set<std::string> accessed_variables(const PtxFunction& fn, const std::set<std::string>& globals) {
-  std::map<std::string, std::set<std::string>> points_into;  // register -> variables
-  std::set<std::string> accessed;
-  const auto variables_of = [&](const std::string& operand) {
+// Each register's origins are traced through any arithmetic (mov, cvta, add,
+// mad ...). A value loaded from memory carries no array on (a pointer kept in
+// a __device__ variable does not make what it points to a __device__ array);
+// a 64-bit one (a parameter, or read from memory) may be a pointer. Control
+// flow is ignored: passes repeat until no register gains an origin, which
+// carries addresses around loops.
+AddressUse trace_addresses(const PtxFunction& fn, const std::set<std::string>& arrays) {
+  std::map<std::string, std::set<std::string>> origins;  // register -> array names and kPointer
+  const auto origins_of = [&](const std::string& operand) {
     std::set<std::string> registers, symbols, out;
     names_in(operand, registers, symbols);
     for (const auto& s : symbols)
-      if (globals.count(s)) out.insert(s);
+      if (arrays.count(s)) out.insert(s);
     for (const auto& r : registers)
-      if (auto it = points_into.find(r); it != points_into.end()) out.insert(it->second.begin(), it->second.end());
+      if (auto it = origins.find(r); it != origins.end()) out.insert(it->second.begin(), it->second.end());
     return out;
   };
-  for (int pass = 0; pass < 4; ++pass) {
+  const auto add = [&](const std::string& reg, const std::set<std::string>& from) {
+    auto& to = origins[reg];
+    const std::size_t before = to.size();
+    to.insert(from.begin(), from.end());
+    return to.size() != before;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
     for (const auto& st : fn.statements) {
       const auto ops = split_operands(st.operands);
-      if (ops.empty()) continue;
+      if (ops.empty() || ops[0].empty() || ops[0][0] != '%') continue;
       if (is_memory_access(st.opcode)) {
-        if (moves_data(st.opcode))
-          for (const auto& op : ops)
-            if (!op.empty() && op[0] == '[')
-              for (const auto& v : variables_of(op)) accessed.insert(v);
+        const std::string space = space_of(st.opcode);
+        if (starts_with(st.opcode, "ld") && is_wide(st.opcode) && space != "shared" && space != "local")
+          changed |= add(ops[0], {kPointer});
         continue;
       }
-      if (ops[0].empty() || ops[0][0] != '%') continue;
       std::set<std::string> from;
       for (std::size_t i = 1; i < ops.size(); ++i)
-        for (const auto& v : variables_of(ops[i])) from.insert(v);
-      if (!from.empty()) points_into[ops[0]].insert(from.begin(), from.end());
+        for (const auto& o : origins_of(ops[i])) from.insert(o);
+      if (!from.empty()) changed |= add(ops[0], from);
     }
   }
-  return accessed;
-}
-
-// Loads and stores through a pointer the function was handed (a 64-bit
-// parameter) or read from memory (a 64-bit load), traced through any
-// arithmetic like accessed_variables: memory that is not a module-scope
-// array's own, whatever it is. Shared, local and parameter accesses are the
-// kernel's own workspace and do not count.
-int pointer_accesses(const PtxFunction& fn) {
-  std::set<std::string> pointers;
-  const auto from_pointer = [&](const std::string& operand) {
-    std::set<std::string> registers, symbols;
-    names_in(operand, registers, symbols);
-    return std::any_of(registers.begin(), registers.end(), [&](const std::string& r) { return pointers.count(r) > 0; });
-  };
-  const auto is_wide = [](const std::string& opcode) {
-    return opcode.find(".u64") != std::string::npos || opcode.find(".b64") != std::string::npos ||
-           opcode.find(".s64") != std::string::npos;
-  };
-  int count = 0;
-  for (int pass = 0; pass < 4; ++pass) {
-    count = 0;
-    for (const auto& st : fn.statements) {
-      const auto ops = split_operands(st.operands);
-      if (ops.empty()) continue;
-      if (is_memory_access(st.opcode)) {
-        const auto parts = split_dots(normalize_opcode(st.opcode));
-        const std::string space = parts.size() > 1 ? parts[1].substr(0, parts[1].find("::")) : "";
-        const bool own_workspace = space == "shared" || space == "local" || space == "param" || space == "const";
-        if (moves_data(st.opcode) && !own_workspace)
-          for (const auto& op : ops)
-            if (!op.empty() && op[0] == '[' && from_pointer(op)) ++count;
-        // A 64-bit value loaded (a parameter, or from memory) may be a pointer.
-        if (starts_with(st.opcode, "ld") && is_wide(st.opcode) && !ops[0].empty() && ops[0][0] == '%' &&
-            space != "shared" && space != "local")
-          pointers.insert(ops[0]);
-        continue;
-      }
-      if (ops[0].empty() || ops[0][0] != '%') continue;
-      for (std::size_t i = 1; i < ops.size(); ++i)
-        if (from_pointer(ops[i])) {
-          pointers.insert(ops[0]);
-          break;
-        }
+  AddressUse use;
+  for (const auto& st : fn.statements) {
+    if (!is_memory_access(st.opcode) || !moves_data(st.opcode)) continue;
+    const std::string space = space_of(st.opcode);
+    // Shared, local, constant and parameter memory are the kernel's own workspace.
+    const bool own_workspace = space == "shared" || space == "local" || space == "param" || space == "const";
+    for (const auto& op : split_operands(st.operands)) {
+      if (op.empty() || op[0] != '[') continue;
+      const auto from = origins_of(op);
+      for (const auto& o : from)
+        if (o != kPointer) use.arrays.insert(o);
+      if (from.count(kPointer) && !own_workspace) ++use.pointer_accesses;
     }
   }
-  return count;
+  return use;
 }
 
 }  // namespace grader::ptx_detail

@@ -25,10 +25,12 @@ std::vector<std::string> split_dots(const std::string& op);
 // "ld.volatile.shared.f32" -> "ld.shared.f32": the memory space, not the ordering.
 std::string normalize_opcode(const std::string& op);
 
-// Which of `globals` (module-scope arrays) the function loads from or stores to
-// through an address made from the array's own.
-std::set<std::string> accessed_variables(const PtxFunction& fn, const std::set<std::string>& globals);
-// Loads and stores through a pointer the function was handed or read from memory.
-int pointer_accesses(const PtxFunction& fn);
+// What a function's loads and stores reach, each address traced back to where
+// it was made.
+struct AddressUse {
+  std::set<std::string> arrays;  // module-scope arrays loaded from or stored to through their own address
+  int pointer_accesses = 0;      // loads and stores through a pointer handed in or read from memory
+};
+AddressUse trace_addresses(const PtxFunction& fn, const std::set<std::string>& arrays);
 
 }  // namespace grader::ptx_detail
