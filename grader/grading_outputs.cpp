@@ -177,6 +177,16 @@ CheckResult LabGrader::check_correct(const Check& c) {
   return r;
 }
 
+std::optional<double> LabGrader::output_elements(const std::string& case_name) {
+  run_correctness();
+  const json* got = find_case(student_run_.result, case_name);
+  if (!got || !got->contains("outputs") || !(*got)["outputs"].is_array()) return std::nullopt;
+  double elements = 0;
+  for (const auto& o : (*got)["outputs"]) elements += o.value("count", 0.0);
+  if (elements > 0) return elements;
+  return std::nullopt;
+}
+
 CheckResult LabGrader::check_api(const Check& c) {
   if (auto why = gpu_unavailable()) return skipped(c, *why);
   run_correctness();

@@ -131,7 +131,13 @@ CheckResult LabGrader::check_ncu(const Check& c) {
   }
   const bool at_least = measure->rule == NcuMeasure::at_least;
   const double bound = at_least ? c.ncu_min : c.max;
-  const NcuJudgement j = judge_launches(*measure, log.launches, bound, c.elements);
+  double elements = 0;
+  if (measure->per_element) {
+    const auto n = output_elements(c.case_name);
+    if (!n) return instead_of_ncu(c, "the correctness run did not count the outputs of " + c.case_name);
+    elements = *n;
+  }
+  const NcuJudgement j = judge_launches(*measure, log.launches, bound, elements);
   if (j.status == NcuJudgement::too_many_launches)
     return failed(c,
                   c.kernel + " was launched more than " + std::to_string(kMaxProfiledLaunches) + " times in case " +

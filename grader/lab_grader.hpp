@@ -41,6 +41,9 @@ class LabGrader {
   CheckResult instead_of_ncu(const Check& c, const std::string& why);
   CheckResult check_sanitizer(const Check& c);
   void run_correctness();
+  // The output elements of `case_name` as the referee counted them in the
+  // correctness run; nothing when that run did not report the case.
+  std::optional<double> output_elements(const std::string& case_name);
   const RunnerOutcome& timing_for(const std::string& case_name);
 
   // The submission's program under compute-sanitizer or ncu. These runs time

@@ -41,7 +41,7 @@ std::vector<std::string> keys_of_kind(const std::string& kind) {
   if (kind == "fraction_of_peak") return {"kind", "case", "min"};
   if (kind == "api") return {"kind", "case", "facts"};
   if (kind == "fraction_of_library") return {"kind", "case", "min"};
-  if (kind == "ncu") return {"kind", "kernel", "case", "metric", "max", "min", "elements", "fallback"};
+  if (kind == "ncu") return {"kind", "kernel", "case", "metric", "max", "min", "fallback"};
   if (kind == "sanitizer") return {"kind", "cases", "tools"};
   return {};
 }
@@ -263,13 +263,6 @@ void read_ncu(const Reader& r, const json& v, const std::string& path, Check& c)
   const char* other = std::string(bound) == "min" ? "max" : "min";
   if (Reader::optional(v, other))
     r.fail(at(path, other), "measure " + quote(c.metric) + " takes \"" + bound + "\", not \"" + other + "\"");
-  if (measure && measure->per_element) {
-    const json& n = r.required(v, path, "elements", "the case's number of output elements");
-    r.expect(n.is_number() && n.get<double>() >= 1, at(path, "elements"), "a number >= 1", n);
-    c.elements = n.is_number() ? n.get<double>() : 0;
-  } else if (Reader::optional(v, "elements")) {
-    r.fail(at(path, "elements"), "measure " + quote(c.metric) + " is not counted per element");
-  }
   if (auto* f = Reader::optional(v, "fallback")) {
     Check fb = read_check(r, *f, at(path, "fallback"));
     if (fb.kind == "ncu")
@@ -445,6 +438,23 @@ Manifest parse_manifest(const json& j, const std::string& source_name) {
   if (auto* b = Reader::optional(j, "bench_cases")) m.bench_cases = r.text_list(*b, "bench_cases");
   if (auto* h = Reader::optional(j, "symptom_hints")) m.symptom_hints = r.text_map(*h, "symptom_hints");
   read_steps(r, r.required(j, "", "steps", "a non-empty array of steps"), m);
+  // A per-element measure divides by the case's output size as the referee
+  // counted it in the correctness run, so the case must be one that run has.
+  for (std::size_t s = 0; s < m.steps.size(); ++s)
+    for (std::size_t k = 0; k < m.steps[s].checks.size(); ++k) {
+      const Check& c = m.steps[s].checks[k];
+      const NcuMeasure* measure = c.kind == "ncu" ? find_ncu_measure(c.metric) : nullptr;
+      if (!measure || !measure->per_element) continue;
+      const bool checked = std::any_of(m.steps.begin(), m.steps.end(), [&](const Step& st) {
+        return std::any_of(st.checks.begin(), st.checks.end(), [&](const Check& o) {
+          return o.kind == "correct" && std::find(o.cases.begin(), o.cases.end(), c.case_name) != o.cases.end();
+        });
+      });
+      if (!checked)
+        r.fail(at(at(at("steps", s), "checks"), k) + ".case",
+               "measure " + quote(c.metric) + " counts per output element of " + quote(c.case_name) +
+                   ", which must be a case of a \"correct\" check (the referee counts its outputs there)");
+    }
   return m;
 }
 

@@ -30,7 +30,6 @@ struct Check {
   std::string metric;              // ncu: a measure ncu_report.hpp knows
   double max = 0;                  // ncu: an at-most measure must not exceed it
   double ncu_min = 0;              // ncu: an at-least measure must reach it ("min" in JSON)
-  double elements = 0;             // ncu: the case's output elements, for a per-element measure
   std::vector<Check> fallback;     // ncu: at most one check that stands in where ncu cannot run
   std::vector<std::string> tools;  // sanitizer: compute-sanitizer tools (default: all four)
   // Static checks read the compiler's output only, so they run without a GPU.

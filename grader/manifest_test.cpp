@@ -110,16 +110,20 @@ TEST(Manifest, NcuEvidenceAndPerElementMeasures) {
   json j = full_manifest();
   j["steps"][1]["checks"].push_back(json::parse(R"({ "kind": "ncu", "kernel": "transpose_kernel", "case": "1024x1024",
       "metric": "shared_loads_per_block", "min": 1 })"));
-  j["steps"][1]["checks"].push_back(json::parse(R"({ "kind": "ncu", "kernel": "transpose_kernel", "case": "1024x1024",
-      "metric": "stored_bytes_per_element", "elements": 1048576, "min": 3.9 })"));
+  // Per element of a case the correctness run has: it counts the outputs.
+  j["steps"][1]["checks"].push_back(json::parse(R"({ "kind": "ncu", "kernel": "transpose_kernel", "case": "33x4097",
+      "metric": "stored_bytes_per_element", "min": 3.9 })"));
   const Manifest m = parse_manifest(j, kSource);
   const auto& checks = m.steps[1].checks;
-  const Check& shared = checks[checks.size() - 2];
-  EXPECT_EQ(shared.ncu_min, 1);
-  EXPECT_EQ(shared.elements, 0);
-  const Check& stored = checks.back();
-  EXPECT_DOUBLE_EQ(stored.ncu_min, 3.9);
-  EXPECT_EQ(stored.elements, 1048576);
+  EXPECT_EQ(checks[checks.size() - 2].ncu_min, 1);
+  EXPECT_DOUBLE_EQ(checks.back().ncu_min, 3.9);
+  j["steps"][1]["checks"].back()["case"] = "1024x1024";  // no correct check runs it
+  try {
+    parse_manifest(j, kSource);
+    FAIL() << "accepted";
+  } catch (const ManifestError& e) {
+    EXPECT_NE(std::string(e.what()).find("must be a case of a \"correct\" check"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Manifest, NcuAndSanitizerChecks) {
@@ -231,18 +235,6 @@ const std::vector<BadCase> kBadCases = {
                          {"max", 0},      {"min", 1}};
      },
      {"steps[0].checks[0].min: measure \"local_memory_bytes\" takes \"max\", not \"min\""}},
-    {"NcuPerElementNeedsElements",
-     [](json& m) {
-       check(m, 0, 0) = {
-           {"kind", "ncu"}, {"kernel", "k"}, {"case", "c"}, {"metric", "stored_bytes_per_element"}, {"min", 3.9}};
-     },
-     {"steps[0].checks[0].elements: required key is missing"}},
-    {"NcuElementsOnlyPerElement",
-     [](json& m) {
-       check(m, 0, 0) = {{"kind", "ncu"}, {"kernel", "k"}, {"case", "c"}, {"metric", "local_memory_bytes"},
-                         {"max", 0},      {"elements", 5}};
-     },
-     {"steps[0].checks[0].elements: measure \"local_memory_bytes\" is not counted per element"}},
     {"NcuFallbackIsNcu",
      [](json& m) {
        const json n = {{"kind", "ncu"}, {"kernel", "k"}, {"case", "c"}, {"metric", "local_memory_bytes"}, {"max", 0}};

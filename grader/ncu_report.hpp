@@ -21,7 +21,7 @@ struct NcuMeasure {
   // at_most: a cost that must stay low (lab.json "max"); at_least: evidence
   // that the kernel really did something at run time (lab.json "min").
   enum Rule { at_most, at_least } rule = at_most;
-  // Divided by the check's "elements" (the case's output size) and taken over
+  // Divided by the case's output elements (as the referee counted them) and taken over
   // all the kernel's launches in the case together: work per element, however
   // the launcher splits it.
   bool per_element = false;
