@@ -23,12 +23,11 @@ using nlohmann::json;
 namespace grader {
 namespace {
 
+// A lab file's text; nothing for a folder or a missing file.
 std::optional<std::string> read_text(const fs::path& p) {
   std::error_code ec;
   if (!fs::is_regular_file(p, ec)) return std::nullopt;
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return std::nullopt;
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  return read_file(p);
 }
 
 bool is_marker_line(const std::string& line) { return line.find("// TODO(step ") != std::string::npos; }
