@@ -1,5 +1,6 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
+#include <nvtx3/nvToolsExtMem.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -106,9 +107,47 @@ void* map_here(CUmemGenericAllocationHandle h, std::size_t size) {
   return reinterpret_cast<void*>(ptr);
 }
 
+// compute-sanitizer's memcheck sees a mapping as one allocation of whole
+// granules (2 MiB), so a read just past the end of a buffer would land in the
+// mapping and go unseen. Told through NVTX that the mapping is a pool holding
+// one region of exactly the bytes the problem asked for, memcheck reports any
+// access outside that region. Without a tool attached these calls do nothing.
+nvtxDomainHandle_t nvtx_domain() {
+  static const nvtxDomainHandle_t d = nvtxDomainCreateA("memlabs");
+  return d;
+}
+
+nvtxMemHeapHandle_t register_pool(void* p, std::size_t mapped, std::size_t used) {
+  nvtxMemVirtualRangeDesc_t whole{};
+  whole.ptr = p;
+  whole.size = mapped;
+  nvtxMemHeapDesc_t heap{};
+  heap.extCompatID = NVTX_EXT_COMPATID_MEM;
+  heap.structSize = sizeof(heap);
+  heap.usage = NVTX_MEM_HEAP_USAGE_TYPE_SUB_ALLOCATOR;
+  heap.type = NVTX_MEM_TYPE_VIRTUAL_ADDRESS;
+  heap.typeSpecificDescSize = sizeof(whole);
+  heap.typeSpecificDesc = &whole;
+  const nvtxMemHeapHandle_t h = nvtxMemHeapRegister(nvtx_domain(), &heap);
+  nvtxMemVirtualRangeDesc_t region{};
+  region.ptr = p;
+  region.size = used;
+  nvtxMemRegionsRegisterBatch_t batch{};
+  batch.extCompatID = NVTX_EXT_COMPATID_MEM;
+  batch.structSize = sizeof(batch);
+  batch.regionType = NVTX_MEM_TYPE_VIRTUAL_ADDRESS;
+  batch.heap = h;
+  batch.regionCount = 1;
+  batch.regionDescElementSize = sizeof(region);
+  batch.regionDescElements = &region;
+  nvtxMemRegionsRegister(nvtx_domain(), &batch);
+  return h;
+}
+
 struct Mapping {
   CUmemGenericAllocationHandle handle = 0;
   std::size_t size = 0;
+  nvtxMemHeapHandle_t pool = nullptr;  // imported mappings only
 };
 
 struct State {
@@ -222,7 +261,7 @@ void* device_allocate(std::size_t bytes) {
     v.release(h);
     throw;
   }
-  s.mappings[p] = {h, a.bytes};
+  s.mappings[p] = {h, a.bytes, register_pool(p, a.bytes, std::max<std::size_t>(bytes, 1))};
   return p;
 }
 
@@ -237,6 +276,7 @@ void device_release(void* p) noexcept {
   }
   // Unmapping must wait for work that may still use the memory.
   cudaDeviceSynchronize();
+  if (it->second.pool) nvtxMemHeapUnregister(nvtx_domain(), it->second.pool);
   const Vmm& v = vmm();
   v.unmap(reinterpret_cast<CUdeviceptr>(p), it->second.size);
   v.unreserve(reinterpret_cast<CUdeviceptr>(p), it->second.size);

@@ -1,7 +1,11 @@
 #include "sanitizer_report.hpp"
 
+#include <map>
+#include <mutex>
 #include <regex>
 #include <sstream>
+
+#include "child_process.hpp"
 
 #include "text.hpp"
 
@@ -56,6 +60,21 @@ std::string headline_of(const std::string& tool, const SanitizerReport& r) {
   return what + where + in;
 }
 
+// Whether this compute-sanitizer takes --nvtx (its --help lists it); asked once per path.
+bool sanitizer_knows_nvtx(const std::filesystem::path& sanitizer) {
+  static std::mutex mutex;
+  static std::map<std::filesystem::path, bool> known;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (const auto it = known.find(sanitizer); it != known.end()) return it->second;
+  ChildOptions o;
+  o.argv = {sanitizer.string(), "--help"};
+  o.timeout_s = 30;
+  o.capture_stdout_bytes = 1 << 20;
+  o.stderr_file = "/dev/null";
+  const ChildResult r = run_child(o);
+  return known[sanitizer] = r.exited && r.stdout_text.find("--nvtx") != std::string::npos;
+}
+
 }  // namespace
 
 const std::vector<std::string>& sanitizer_tools() {
@@ -67,8 +86,11 @@ std::vector<std::string> sanitizer_arguments(const std::filesystem::path& saniti
                                              const std::filesystem::path& log_file) {
   std::vector<std::string> a = {sanitizer.string(), "--tool", tool,         "--print-limit",  "20",
                                 "--show-backtrace", "device", "--log-file", log_file.string()};
-  // A leak is a report too; memcheck looks for them only when asked.
+  // A leak is a report too; memcheck looks for them only when asked. With NVTX,
+  // memcheck knows the exact bytes of every buffer the referee shares (see
+  // common/shared_memory.cu), not only the whole granules mapped for it.
   if (tool == "memcheck") a.insert(a.begin() + 3, {"--leak-check", "full"});
+  if (tool == "memcheck" && sanitizer_knows_nvtx(sanitizer)) a.insert(a.begin() + 3, {"--nvtx", "yes"});
   return a;
 }
 

@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -107,6 +111,26 @@ TEST(SanitizerReport, MemcheckAsksForLeaks) {
   const auto r = sanitizer_arguments("/cs", "racecheck", "/tmp/l");
   EXPECT_EQ(std::find(r.begin(), r.end(), "--leak-check"), r.end());
   EXPECT_EQ(r[2], "racecheck");
+}
+
+// memcheck is told to read the buffers' exact sizes from NVTX only where the
+// sanitizer's --help lists the option; an older one would refuse to start.
+TEST(SanitizerReport, MemcheckReadsNvtxOnlyWhereTheSanitizerHasIt) {
+  const auto dir = std::filesystem::temp_directory_path() / ("sanitizer-nvtx-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto with = dir / "with", without = dir / "without";
+  std::ofstream(with) << "#!/bin/sh\necho '  --nvtx arg   Enable NVTX support.'\n";
+  std::ofstream(without) << "#!/bin/sh\necho '  --leak-check arg'\n";
+  for (const auto& f : {with, without})
+    std::filesystem::permissions(f, std::filesystem::perms::owner_all);
+  const auto has_nvtx = [](const std::vector<std::string>& a) {
+    const auto it = std::find(a.begin(), a.end(), "--nvtx");
+    return it != a.end() && it + 1 != a.end() && it[1] == "yes";
+  };
+  EXPECT_TRUE(has_nvtx(sanitizer_arguments(with, "memcheck", "/tmp/l")));
+  EXPECT_FALSE(has_nvtx(sanitizer_arguments(with, "racecheck", "/tmp/l")));
+  EXPECT_FALSE(has_nvtx(sanitizer_arguments(without, "memcheck", "/tmp/l")));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -37,6 +37,7 @@ struct GraderRun {
   int exit_code = -1;
   json out;
   std::string raw, err;
+  std::string ended;  // how the grader ended: "exited with code 1", "killed by SIGSEGV ...", ...
 };
 
 // `grader --json --root kRoot ARGS...`; no_gpu sets GRADER_NO_GPU=1, else any
@@ -63,6 +64,7 @@ inline GraderRun run_grader(const std::vector<std::string>& args, bool no_gpu,
   const auto r = grader::run_child(o);
   GraderRun g;
   g.exit_code = r.exited ? r.exit_code : -1;
+  g.ended = r.started ? r.describe() : r.start_error;
   g.raw = read(o.stdout_file);
   g.err = read(o.stderr_file);
   try {

@@ -65,7 +65,7 @@ const json* first_failing_step(const json& report) {
 
 // Checks a grade report against an expectation; returns "" when it matches.
 std::string mismatch(const GraderRun& g, const Expectation& e) {
-  if (!g.out.is_object()) return "no JSON report; stdout: " + g.raw + " stderr: " + g.err;
+  if (!g.out.is_object()) return "no JSON report (the grader " + g.ended + "); stdout: " + g.raw + " stderr: " + g.err;
   return grader::verdict_mismatch(g.out, g.exit_code, e);
 }
 
