@@ -154,6 +154,7 @@ struct State {
   std::mutex mutex;
   MemoryRole role = MemoryRole::local;
   std::map<void*, Mapping> mappings;       // exported or imported, not cudaMalloc'd
+  std::map<void*, nvtxMemHeapHandle_t> local_pools;  // cudaMalloc'd, rounded up to 256 bytes
   std::vector<SharedAllocation> exported;  // since the ExportScope began
   std::deque<SharedAllocation> imports;    // still to be used by the ImportScope
 };
@@ -214,8 +215,12 @@ void* device_allocate(std::size_t bytes) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   if (s.role == MemoryRole::local) {
+    // cudaMalloc's own alignment is 256 bytes; the pool makes the bytes between
+    // the buffer's end and that boundary off limits to memcheck as well.
+    const std::size_t used = std::max<std::size_t>(bytes, 1), whole = (used + 255) / 256 * 256;
     void* p = nullptr;
-    CUDA_CHECK(cudaMalloc(&p, bytes));
+    CUDA_CHECK(cudaMalloc(&p, whole));
+    s.local_pools[p] = register_pool(p, whole, used);
     return p;
   }
   const Vmm& v = vmm();
@@ -271,6 +276,10 @@ void device_release(void* p) noexcept {
   std::lock_guard<std::mutex> lock(s.mutex);
   const auto it = s.mappings.find(p);
   if (it == s.mappings.end()) {
+    if (const auto pool = s.local_pools.find(p); pool != s.local_pools.end()) {
+      nvtxMemHeapUnregister(nvtx_domain(), pool->second);
+      s.local_pools.erase(pool);
+    }
     cudaFree(p);
     return;
   }
