@@ -60,19 +60,22 @@ std::string headline_of(const std::string& tool, const SanitizerReport& r) {
   return what + where + in;
 }
 
-// Whether this compute-sanitizer takes --nvtx (its --help lists it); asked once per path.
-bool sanitizer_knows_nvtx(const std::filesystem::path& sanitizer) {
+// This compute-sanitizer's --help, asked once per path: options it lacks are not passed.
+bool sanitizer_has_option(const std::filesystem::path& sanitizer, const std::string& option) {
   static std::mutex mutex;
-  static std::map<std::filesystem::path, bool> known;
+  static std::map<std::filesystem::path, std::string> help;
   std::lock_guard<std::mutex> lock(mutex);
-  if (const auto it = known.find(sanitizer); it != known.end()) return it->second;
-  ChildOptions o;
-  o.argv = {sanitizer.string(), "--help"};
-  o.timeout_s = 30;
-  o.capture_stdout_bytes = 1 << 20;
-  o.stderr_file = "/dev/null";
-  const ChildResult r = run_child(o);
-  return known[sanitizer] = r.exited && r.stdout_text.find("--nvtx") != std::string::npos;
+  auto it = help.find(sanitizer);
+  if (it == help.end()) {
+    ChildOptions o;
+    o.argv = {sanitizer.string(), "--help"};
+    o.timeout_s = 30;
+    o.capture_stdout_bytes = 1 << 20;
+    o.stderr_file = "/dev/null";
+    const ChildResult r = run_child(o);
+    it = help.emplace(sanitizer, r.exited ? r.stdout_text : "").first;
+  }
+  return it->second.find(option + " ") != std::string::npos;
 }
 
 }  // namespace
@@ -86,11 +89,17 @@ std::vector<std::string> sanitizer_arguments(const std::filesystem::path& saniti
                                              const std::filesystem::path& log_file) {
   std::vector<std::string> a = {sanitizer.string(), "--tool", tool,         "--print-limit",  "20",
                                 "--show-backtrace", "device", "--log-file", log_file.string()};
-  // A leak is a report too; memcheck looks for them only when asked. With NVTX,
-  // memcheck knows the exact bytes of every buffer the referee shares (see
-  // common/shared_memory.cu), not only the whole granules mapped for it.
-  if (tool == "memcheck") a.insert(a.begin() + 3, {"--leak-check", "full"});
-  if (tool == "memcheck" && sanitizer_knows_nvtx(sanitizer)) a.insert(a.begin() + 3, {"--nvtx", "yes"});
+  if (tool != "memcheck") return a;
+  // A leak is a report too; memcheck looks for them only when asked.
+  a.insert(a.begin() + 3, {"--leak-check", "full"});
+  // memcheck reports an access only where it lands outside every allocation: a
+  // read past the end of one buffer that lands in the next one goes unseen.
+  // Padding after every allocation puts such reads outside all of them, and
+  // NVTX pools (common/shared_memory.cu) mark the bytes between a buffer's end
+  // and its 256-byte boundary. An access is judged by its first byte, so a
+  // vector load that starts inside a buffer and runs past its end is not seen.
+  if (sanitizer_has_option(sanitizer, "--padding")) a.insert(a.begin() + 3, {"--padding", "1048576"});
+  if (sanitizer_has_option(sanitizer, "--nvtx")) a.insert(a.begin() + 3, {"--nvtx", "yes"});
   return a;
 }
 

@@ -113,23 +113,28 @@ TEST(SanitizerReport, MemcheckAsksForLeaks) {
   EXPECT_EQ(r[2], "racecheck");
 }
 
-// memcheck is told to read the buffers' exact sizes from NVTX only where the
-// sanitizer's --help lists the option; an older one would refuse to start.
-TEST(SanitizerReport, MemcheckReadsNvtxOnlyWhereTheSanitizerHasIt) {
+// memcheck gets --nvtx and --padding only where the sanitizer's --help lists
+// them; an older one would refuse to start.
+TEST(SanitizerReport, MemcheckGetsNvtxAndPaddingOnlyWhereTheSanitizerHasThem) {
   const auto dir = std::filesystem::temp_directory_path() / ("sanitizer-nvtx-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto with = dir / "with", without = dir / "without";
-  std::ofstream(with) << "#!/bin/sh\necho '  --nvtx arg   Enable NVTX support.'\n";
+  std::ofstream(with) << "#!/bin/sh\necho '  --nvtx arg   Enable NVTX support.'\necho '  --padding arg'\n";
   std::ofstream(without) << "#!/bin/sh\necho '  --leak-check arg'\n";
   for (const auto& f : {with, without})
     std::filesystem::permissions(f, std::filesystem::perms::owner_all);
-  const auto has_nvtx = [](const std::vector<std::string>& a) {
-    const auto it = std::find(a.begin(), a.end(), "--nvtx");
-    return it != a.end() && it + 1 != a.end() && it[1] == "yes";
+  const auto has = [](const std::vector<std::string>& a, const std::string& option, const std::string& value) {
+    const auto it = std::find(a.begin(), a.end(), option);
+    return it != a.end() && it + 1 != a.end() && it[1] == value;
   };
-  EXPECT_TRUE(has_nvtx(sanitizer_arguments(with, "memcheck", "/tmp/l")));
-  EXPECT_FALSE(has_nvtx(sanitizer_arguments(with, "racecheck", "/tmp/l")));
-  EXPECT_FALSE(has_nvtx(sanitizer_arguments(without, "memcheck", "/tmp/l")));
+  const auto memcheck = sanitizer_arguments(with, "memcheck", "/tmp/l");
+  EXPECT_TRUE(has(memcheck, "--nvtx", "yes"));
+  EXPECT_TRUE(has(memcheck, "--padding", "1048576"));
+  EXPECT_FALSE(has(sanitizer_arguments(with, "racecheck", "/tmp/l"), "--padding", "1048576"));
+  const auto old = sanitizer_arguments(without, "memcheck", "/tmp/l");
+  EXPECT_FALSE(has(old, "--nvtx", "yes"));
+  EXPECT_FALSE(has(old, "--padding", "1048576"));
+  EXPECT_TRUE(has(old, "--leak-check", "full"));
   std::filesystem::remove_all(dir);
 }
 
