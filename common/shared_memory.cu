@@ -153,10 +153,10 @@ struct Mapping {
 struct State {
   std::mutex mutex;
   MemoryRole role = MemoryRole::local;
-  std::map<void*, Mapping> mappings;       // exported or imported, not cudaMalloc'd
+  std::map<void*, Mapping> mappings;                 // exported or imported, not cudaMalloc'd
   std::map<void*, nvtxMemHeapHandle_t> local_pools;  // cudaMalloc'd, rounded up to 256 bytes
-  std::vector<SharedAllocation> exported;  // since the ExportScope began
-  std::deque<SharedAllocation> imports;    // still to be used by the ImportScope
+  std::vector<SharedAllocation> exported;            // since the ExportScope began
+  std::deque<SharedAllocation> imports;              // still to be used by the ImportScope
 };
 
 State& state() {

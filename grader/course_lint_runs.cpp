@@ -3,10 +3,13 @@
 // solution's grade, the skeleton's first failing step, the threshold margins
 // and the fixtures' GPU verdicts. The lint of a lab's sources is course_lint.cpp.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <iostream>
 #include <random>
 #include <sstream>
 
+#include "activity.hpp"
 #include "course_lint.hpp"
 #include "fixture_expectation.hpp"
 #include "grading.hpp"
@@ -166,6 +169,18 @@ LintItem margin_item(int step, const Check& c, double median, double required_ma
        fixed(required_margin) + "× fails good submissions on a noisy or different GPU"});
 }
 
+namespace {
+
+// A lab's GPU checks can take minutes: without a spinner (a log, a pipe) each
+// fixture's verdict is written to stderr as it comes, so the run never looks stuck.
+void note_progress(const Session& session, const LintItem& item, std::chrono::steady_clock::time_point since) {
+  if (session.global.json || Activity::enabled()) return;
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+  std::cerr << "    " << item.id << ": " << item.status << " (" << fixed(s, 1) << " s)\n";
+}
+
+}  // namespace
+
 void lint_lab_gpu(Session& session, const LabSources& s, const GpuLintOptions& o, LabLint& out) {
   if (!s.manifest || !s.skeleton) return;
   const Manifest& m = *s.manifest;
@@ -278,6 +293,8 @@ void lint_lab_gpu(Session& session, const LabSources& s, const GpuLintOptions& o
           make_item(id, "skip", "its // expect: header does not read (see fixture:" + f.stem().string() + ")"));
       continue;
     }
+    const auto since = std::chrono::steady_clock::now();
+    Activity a("grading the fixture " + f.filename().string() + " on the GPU");
     const GradeReport r = grade(session, s, f, false, o.cap_s);
     const std::string why = verdict_mismatch(report_to_json(r), r.exit_code, e);
     if (why.empty())
@@ -285,6 +302,7 @@ void lint_lab_gpu(Session& session, const LabSources& s, const GpuLintOptions& o
     else
       out.items.push_back(make_item(id, "fail", f.filename().string() + ": " + why.substr(0, why.find(": {")),
                                     diagnostics_lines(why, 20)));
+    note_progress(session, out.items.back(), since);
   }
 }
 

@@ -1,12 +1,14 @@
 #include "sanitizer_report.hpp"
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <regex>
 #include <sstream>
 
 #include "child_process.hpp"
-
 #include "text.hpp"
 
 namespace grader {
@@ -67,13 +69,19 @@ bool sanitizer_has_option(const std::filesystem::path& sanitizer, const std::str
   std::lock_guard<std::mutex> lock(mutex);
   auto it = help.find(sanitizer);
   if (it == help.end()) {
+    // Whichever stream the help goes to: stdout is captured, stderr kept in a file.
+    const auto err =
+        std::filesystem::temp_directory_path() / ("grader-sanitizer-help-" + std::to_string(::getpid()) + ".txt");
     ChildOptions o;
     o.argv = {sanitizer.string(), "--help"};
     o.timeout_s = 30;
     o.capture_stdout_bytes = 1 << 20;
-    o.stderr_file = "/dev/null";
+    o.stderr_file = err;
     const ChildResult r = run_child(o);
-    it = help.emplace(sanitizer, r.exited ? r.stdout_text : "").first;
+    std::string text = r.exited ? r.stdout_text + read_file(err).value_or("") : "";
+    std::error_code ec;
+    std::filesystem::remove(err, ec);
+    it = help.emplace(sanitizer, std::move(text)).first;
   }
   return it->second.find(option + " ") != std::string::npos;
 }

@@ -4,7 +4,6 @@
 #include "sanitizer_report.hpp"
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -121,8 +120,9 @@ TEST(SanitizerReport, MemcheckGetsNvtxAndPaddingOnlyWhereTheSanitizerHasThem) {
   const auto with = dir / "with", without = dir / "without";
   std::ofstream(with) << "#!/bin/sh\necho '  --nvtx arg   Enable NVTX support.'\necho '  --padding arg'\n";
   std::ofstream(without) << "#!/bin/sh\necho '  --leak-check arg'\n";
-  for (const auto& f : {with, without})
-    std::filesystem::permissions(f, std::filesystem::perms::owner_all);
+  const auto on_stderr = dir / "on_stderr";  // the help may go to either stream
+  std::ofstream(on_stderr) << "#!/bin/sh\necho '  --nvtx arg' >&2\necho '  --padding arg' >&2\n";
+  for (const auto& f : {with, without, on_stderr}) std::filesystem::permissions(f, std::filesystem::perms::owner_all);
   const auto has = [](const std::vector<std::string>& a, const std::string& option, const std::string& value) {
     const auto it = std::find(a.begin(), a.end(), option);
     return it != a.end() && it + 1 != a.end() && it[1] == value;
@@ -135,6 +135,7 @@ TEST(SanitizerReport, MemcheckGetsNvtxAndPaddingOnlyWhereTheSanitizerHasThem) {
   EXPECT_FALSE(has(old, "--nvtx", "yes"));
   EXPECT_FALSE(has(old, "--padding", "1048576"));
   EXPECT_TRUE(has(old, "--leak-check", "full"));
+  EXPECT_TRUE(has(sanitizer_arguments(on_stderr, "memcheck", "/tmp/l"), "--padding", "1048576"));
   std::filesystem::remove_all(dir);
 }
 

@@ -116,7 +116,8 @@ TEST_P(GpuFault, Verdict) {
   REQUIRE_GPU();
   const Fixture& f = GetParam();
   const auto g = run_grader({"grade", f.lab, "--submission", f.file.string()}, false);
-  ASSERT_TRUE(g.out.is_object()) << "no JSON report (the grader " << g.ended << "); stdout: " << g.raw << " stderr: " << g.err;
+  ASSERT_TRUE(g.out.is_object()) << "no JSON report (the grader " << g.ended << "); stdout: " << g.raw
+                                 << " stderr: " << g.err;
   EXPECT_EQ(grader::verdict_mismatch(g.out, g.exit_code, grader::read_expectation(f.file)), "") << f.file;
 }
 
