@@ -107,11 +107,13 @@ void* map_here(CUmemGenericAllocationHandle h, std::size_t size) {
   return reinterpret_cast<void*>(ptr);
 }
 
-// compute-sanitizer's memcheck sees a mapping as one allocation of whole
-// granules (2 MiB), so a read just past the end of a buffer would land in the
-// mapping and go unseen. Told through NVTX that the mapping is a pool holding
-// one region of exactly the bytes the problem asked for, memcheck reports any
-// access outside that region. Without a tool attached these calls do nothing.
+// memcheck watches the standalone run (`worker run`), whose buffers are
+// cudaMalloc'd here rounded up to 256 bytes. Told through NVTX that each is a
+// pool holding one region of exactly the bytes the problem asked for, memcheck
+// reports an access that starts between the buffer's end and that boundary.
+// (It judges an access by its first byte: a vector load that starts inside the
+// buffer and runs past its end is not reported.) Without a tool attached these
+// calls do nothing.
 nvtxDomainHandle_t nvtx_domain() {
   static const nvtxDomainHandle_t d = nvtxDomainCreateA("memlabs");
   return d;
@@ -147,7 +149,6 @@ nvtxMemHeapHandle_t register_pool(void* p, std::size_t mapped, std::size_t used)
 struct Mapping {
   CUmemGenericAllocationHandle handle = 0;
   std::size_t size = 0;
-  nvtxMemHeapHandle_t pool = nullptr;  // imported mappings only
 };
 
 struct State {
@@ -216,7 +217,7 @@ void* device_allocate(std::size_t bytes) {
   std::lock_guard<std::mutex> lock(s.mutex);
   if (s.role == MemoryRole::local) {
     // cudaMalloc's own alignment is 256 bytes; the pool makes the bytes between
-    // the buffer's end and that boundary off limits to memcheck as well.
+    // the buffer's end and that boundary off limits to memcheck.
     const std::size_t used = std::max<std::size_t>(bytes, 1), whole = (used + 255) / 256 * 256;
     void* p = nullptr;
     CUDA_CHECK(cudaMalloc(&p, whole));
@@ -266,7 +267,7 @@ void* device_allocate(std::size_t bytes) {
     v.release(h);
     throw;
   }
-  s.mappings[p] = {h, a.bytes, register_pool(p, a.bytes, std::max<std::size_t>(bytes, 1))};
+  s.mappings[p] = {h, a.bytes};
   return p;
 }
 
@@ -285,7 +286,6 @@ void device_release(void* p) noexcept {
   }
   // Unmapping must wait for work that may still use the memory.
   cudaDeviceSynchronize();
-  if (it->second.pool) nvtxMemHeapUnregister(nvtx_domain(), it->second.pool);
   const Vmm& v = vmm();
   v.unmap(reinterpret_cast<CUdeviceptr>(p), it->second.size);
   v.unreserve(reinterpret_cast<CUdeviceptr>(p), it->second.size);
