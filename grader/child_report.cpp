@@ -1,0 +1,188 @@
+// What a finished child is said to have done (ChildResult::describe), and the
+// head of what it wrote, made safe to quote back (read_head): the words a
+// grade's messages use, apart from the starting and waiting in child_process.cpp.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "child_process.hpp"
+
+namespace grader {
+namespace {
+
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGHUP:
+      return "SIGHUP";
+    case SIGINT:
+      return "SIGINT";
+    case SIGQUIT:
+      return "SIGQUIT";
+    case SIGILL:
+      return "SIGILL";
+    case SIGTRAP:
+      return "SIGTRAP";
+    case SIGABRT:
+      return "SIGABRT";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGKILL:
+      return "SIGKILL";
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGPIPE:
+      return "SIGPIPE";
+    case SIGALRM:
+      return "SIGALRM";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGXCPU:
+      return "SIGXCPU";
+    case SIGXFSZ:
+      return "SIGXFSZ";
+    case SIGSYS:
+      return "SIGSYS";
+    default:
+      return nullptr;
+  }
+}
+
+const char* signal_meaning(int sig) {
+  switch (sig) {
+    case SIGSEGV:
+      return "segmentation fault";
+    case SIGBUS:
+      return "bus error";
+    case SIGFPE:
+      return "arithmetic exception";
+    case SIGILL:
+      return "illegal instruction";
+    case SIGABRT:
+      return "aborted, e.g. by a failed assert";
+    case SIGKILL:
+      return "killed, e.g. for using too much memory";
+    case SIGXFSZ:
+      return "output file size limit exceeded";
+    case SIGXCPU:
+      return "CPU time limit exceeded";
+    case SIGPIPE:
+      return "broken pipe";
+    case SIGTERM:
+      return "terminated";
+    case SIGINT:
+      return "interrupted";
+    default:
+      return nullptr;
+  }
+}
+
+std::string human_bytes(std::uint64_t n) {
+  if (n < 1000) return std::to_string(n) + (n == 1 ? " byte" : " bytes");
+  const char* unit = n < 1000000 ? "kB" : n < 1000000000 ? "MB" : "GB";
+  const double scaled = n < 1000000 ? n / 1e3 : n < 1000000000 ? n / 1e6 : n / 1e9;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %s", scaled, unit);
+  return buf;
+}
+
+// Length of the valid, printable UTF-8 sequence at s[i], or 0.
+std::size_t printable_utf8(const std::string& s, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = byte(i);
+  std::size_t len;
+  unsigned lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+  if (c >= 0xC2 && c <= 0xDF)
+    len = 2;
+  else if (c >= 0xE0 && c <= 0xEF)
+    len = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+  else if (c >= 0xF0 && c <= 0xF4)
+    len = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+  else
+    return 0;
+  if (i + len > s.size()) return 0;
+  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+  for (std::size_t k = 2; k < len; ++k)
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  // U+0080..U+009F are C1 controls: 0xC2 0x9B is a terminal's CSI.
+  if (c == 0xC2 && byte(i + 1) < 0xA0) return 0;
+  return len;
+}
+
+}  // namespace
+
+std::string ChildResult::describe() const {
+  char buf[64];
+  if (!started) return "could not start: " + start_error;
+  if (interrupted) {
+    const char* name = signal_name(interrupt_signal);
+    return std::string("stopped because the grader got ") + (name ? name : "a signal");
+  }
+  if (timed_out) {
+    std::snprintf(buf, sizeof buf, "timed out after %.1f s", wall_s);
+    return buf;
+  }
+  if (signaled) {
+    const char* name = signal_name(signal);
+    const char* meaning = signal_meaning(signal);
+    std::string s = "killed by " + (name ? std::string(name) : "signal " + std::to_string(signal));
+    return meaning ? s + " (" + meaning + ")" : s;
+  }
+  if (exited) return "exited with code " + std::to_string(exit_code);
+  return "ended without an exit status";
+}
+
+std::string read_head(const std::filesystem::path& file, std::size_t max_bytes) {
+  // Never through a link, and only a regular file: a submission may have
+  // replaced the file with a link to something it wants quoted back.
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return "";
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return "";
+  }
+  std::string raw(max_bytes, '\0');
+  std::size_t got = 0;
+  while (got < max_bytes) {
+    const ssize_t n = ::read(fd, raw.data() + got, max_bytes - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  raw.resize(got);
+  const std::uint64_t size = static_cast<std::uint64_t>(st.st_size);
+  const std::uint64_t cut = size > raw.size() ? size - raw.size() : 0;
+
+  std::string text;
+  text.reserve(raw.size());
+  for (std::size_t i = 0; i < raw.size();) {
+    const unsigned char c = static_cast<unsigned char>(raw[i]);
+    if (c == '\r' && i + 1 < raw.size() && raw[i + 1] == '\n') {
+      ++i;  // CRLF reads as a newline
+    } else if (c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7F)) {
+      text += raw[i++];
+    } else if (const std::size_t len = c >= 0x80 ? printable_utf8(raw, i) : 0) {
+      text.append(raw, i, len);
+      i += len;
+    } else {
+      text += '?';
+      ++i;
+    }
+  }
+  if (cut > 0) {
+    if (!text.empty() && text.back() != '\n') text += '\n';
+    text += "... [truncated: " + human_bytes(cut) + " more]";
+  }
+  return text;
+}
+
+}  // namespace grader
