@@ -171,8 +171,9 @@ LintItem margin_item(int step, const Check& c, double median, double required_ma
 
 namespace {
 
-// A lab's GPU checks can take minutes: without a spinner (a log, a pipe) each
-// fixture's verdict is written to stderr as it comes, so the run never looks stuck.
+// A lab's GPU checks can take minutes: without a spinner (a log, a pipe) the
+// skeleton's, the solution's and each fixture's verdict is written to stderr as
+// it comes, so the run never looks stuck.
 void note_progress(const Session& session, const LintItem& item, std::chrono::steady_clock::time_point since) {
   if (session.global.json || Activity::enabled()) return;
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
@@ -186,6 +187,7 @@ void lint_lab_gpu(Session& session, const LabSources& s, const GpuLintOptions& o
   const Manifest& m = *s.manifest;
   const int first = m.steps.front().id;
 
+  const auto skeleton_since = std::chrono::steady_clock::now();
   const GradeReport sk = grade(session, s, s.lab.dir / m.student_file, false, o.cap_s);
   const auto sk_fails = failing_checks(sk);
   if (sk.exit_code == kExitStepFailed && sk.current_step == first)
@@ -203,6 +205,7 @@ void lint_lab_gpu(Session& session, const LabSources& s, const GpuLintOptions& o
                                                " (exit " + std::to_string(sk.exit_code) + ")"
                                          : "grading exits " + std::to_string(sk.exit_code)),
                   sk_fails));
+  note_progress(session, out.items.back(), skeleton_since);
 
   // A published copy grades with the referee built from its own public files,
   // so the skeleton's verdict above still means something; the rest needs the solution.
@@ -213,6 +216,7 @@ void lint_lab_gpu(Session& session, const LabSources& s, const GpuLintOptions& o
                     : "no solution: the solution passes, threshold margins and fixture verdicts cannot run"));
     return;
   }
+  const auto solution_since = std::chrono::steady_clock::now();
   const GradeReport so = grade(session, s, *s.solution_path, true, o.cap_s);
   if (so.exit_code == kExitPass) {
     out.items.push_back(
@@ -227,6 +231,7 @@ void lint_lab_gpu(Session& session, const LabSources& s, const GpuLintOptions& o
                                   "the solution does not pass every step (exit " + std::to_string(so.exit_code) + ")",
                                   d));
   }
+  note_progress(session, out.items.back(), solution_since);
 
   // The reference solution's own timing, as grading.cpp's timing_for asks the
   // student's: one session per case decides every threshold on it.
