@@ -1,7 +1,7 @@
 #include "batch.hpp"
 
 #include <fcntl.h>
-#include <unistd.h>
+#include <unistd.h>  // environ, among others
 
 #include <algorithm>
 #include <atomic>
@@ -22,8 +22,6 @@
 #include "session.hpp"
 #include "sha256.hpp"
 #include "text.hpp"
-
-extern char** environ;
 
 namespace fs = std::filesystem;
 using nlohmann::json;

@@ -1,13 +1,13 @@
 #include "tool_run.hpp"
 
+#include <unistd.h>  // environ (declared with C linkage: a C++ declaration of our own clashes in a unity batch)
+
 #include <mutex>
 #include <optional>
 
 #include "gpu_lock.hpp"
 #include "isolation.hpp"
 #include "sandbox.hpp"
-
-extern char** environ;
 
 namespace fs = std::filesystem;
 
