@@ -31,36 +31,15 @@ namespace {
 
 constexpr const char* kRowSchema = "cuda-memory-labs/batch-result/1";
 
-// Strict UTF-8: no overlong forms, no surrogates, nothing past U+10FFFF.
+// Strict UTF-8 (see utf8_sequence_length), and no NUL.
 bool is_utf8_text(const std::string& s) {
-  std::size_t i = 0;
-  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  while (i < s.size()) {
-    const unsigned char c = b(i);
-    if (c == 0) return false;
-    std::size_t len;
-    unsigned lo = 0x80, hi = 0xBF;
-    if (c < 0x80)
-      len = 1;
-    else if (c >= 0xC2 && c <= 0xDF)
-      len = 2;
-    else if (c >= 0xE0 && c <= 0xEF)
-      len = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-    else if (c >= 0xF0 && c <= 0xF4)
-      len = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-    else
-      return false;
-    if (i + len > s.size()) return false;
-    for (std::size_t k = 1; k < len; ++k) {
-      const unsigned char x = b(i + k);
-      if (k == 1 ? (x < lo || x > hi) : (x < 0x80 || x > 0xBF)) return false;
-    }
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t len = s[i] == '\0' ? 0 : utf8_sequence_length(s, i);
+    if (len == 0) return false;
     i += len;
   }
   return true;
 }
-
-bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
 // The child grader sees only what grading needs: no tokens, no instructor
 // variables, a HOME and TMPDIR of its own.

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "child_process.hpp"
+#include "text.hpp"
 
 namespace grader {
 namespace {
@@ -95,25 +96,10 @@ std::string human_bytes(std::uint64_t n) {
 
 // Length of the valid, printable UTF-8 sequence at s[i], or 0.
 std::size_t printable_utf8(const std::string& s, std::size_t i) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = byte(i);
-  std::size_t len;
-  unsigned lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-  if (c >= 0xC2 && c <= 0xDF)
-    len = 2;
-  else if (c >= 0xE0 && c <= 0xEF)
-    len = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-  else if (c >= 0xF0 && c <= 0xF4)
-    len = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-  else
-    return 0;
-  if (i + len > s.size()) return 0;
-  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
-  for (std::size_t k = 2; k < len; ++k)
-    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
   // U+0080..U+009F are C1 controls: 0xC2 0x9B is a terminal's CSI.
-  if (c == 0xC2 && byte(i + 1) < 0xA0) return 0;
-  return len;
+  if (static_cast<unsigned char>(s[i]) == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) < 0xA0)
+    return 0;
+  return utf8_sequence_length(s, i);
 }
 
 }  // namespace

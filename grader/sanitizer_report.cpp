@@ -1,7 +1,5 @@
 #include "sanitizer_report.hpp"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -69,19 +67,13 @@ bool sanitizer_has_option(const std::filesystem::path& sanitizer, const std::str
   std::lock_guard<std::mutex> lock(mutex);
   auto it = help.find(sanitizer);
   if (it == help.end()) {
-    // Whichever stream the help goes to: stdout is captured, stderr kept in a file.
-    const auto err =
-        std::filesystem::temp_directory_path() / ("grader-sanitizer-help-" + std::to_string(::getpid()) + ".txt");
+    // Whichever stream the help goes to, both reach the captured pipe.
     ChildOptions o;
-    o.argv = {sanitizer.string(), "--help"};
+    o.argv = {"sh", "-c", "exec \"$0\" --help 2>&1", sanitizer.string()};
     o.timeout_s = 30;
     o.capture_stdout_bytes = 1 << 20;
-    o.stderr_file = err;
     const ChildResult r = run_child(o);
-    std::string text = r.exited ? r.stdout_text + read_file(err).value_or("") : "";
-    std::error_code ec;
-    std::filesystem::remove(err, ec);
-    it = help.emplace(sanitizer, std::move(text)).first;
+    it = help.emplace(sanitizer, r.exited ? r.stdout_text : "").first;
   }
   return it->second.find(option + " ") != std::string::npos;
 }
