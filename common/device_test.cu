@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
+
 #include "device_checks.cuh"
 #include "lab_api.cuh"
 
@@ -142,6 +144,46 @@ TEST(SharedMemory, ExportedBuffersAreUsableHereAndHandOverTheirDescriptors) {
   }
   for (const auto& s : shared) ::close(s.fd);
   EXPECT_EQ(memory_role(), MemoryRole::local);
+}
+
+__global__ void store_at(float* p, long long offset, float v) { p[offset] = v; }
+__global__ void load_at(const float* p, long long offset, float* out) { *out = p[offset]; }
+
+TEST(SharedMemory, ExportedBuffersLieBetweenGuardZonesThatReadAsNaN) {
+  REQUIRE_GPU();
+  ExportScope scope;
+  DeviceBuffer<float> a(1001);
+  DeviceBuffer<float> seen(1);
+  fill_uniform(a.data(), a.size(), 3, 0, 1);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(guard_zones_intact(a.data()));
+  for (long long offset : {-1LL, 1001LL, 1004LL, -16384LL}) {
+    load_at<<<1, 1>>>(a.data(), offset, seen.data());
+    EXPECT_TRUE(std::isnan(seen.copy_to_host()[0])) << "a read at " << offset;
+  }
+  load_at<<<1, 1>>>(a.data(), 1000, seen.data());
+  EXPECT_FALSE(std::isnan(seen.copy_to_host()[0]));
+  EXPECT_TRUE(guard_zones_intact(a.data()));  // reads leave the zones as they were
+  store_at<<<1, 1>>>(a.data(), 1001, 0.0f);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_FALSE(guard_zones_intact(a.data()));
+  for (const auto& s : scope.take()) ::close(s.fd);
+}
+
+TEST(SharedMemory, AWriteJustBeforeAnExportedBufferBreaksItsGuardZone) {
+  REQUIRE_GPU();
+  ExportScope scope;
+  DeviceBuffer<float> a(7);
+  store_at<<<1, 1>>>(a.data(), -1, 0.0f);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_FALSE(guard_zones_intact(a.data()));
+  for (const auto& s : scope.take()) ::close(s.fd);
+}
+
+TEST(SharedMemory, CudaMallocedBuffersHaveNoGuardZonesToCheck) {
+  REQUIRE_GPU();
+  DeviceBuffer<float> a(7);
+  EXPECT_TRUE(guard_zones_intact(a.data()));
 }
 
 }  // namespace

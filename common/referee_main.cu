@@ -152,6 +152,11 @@ class CaseRunner {
     for (std::size_t k = 0; k < inputs.size(); ++k)
       if (inputs_after[k] != inputs_before[k]) modified.push_back(inputs[k].name);
     c["modified_inputs"] = modified;
+    // And nothing is written just before or after one (shared_memory.cuh's guard zones).
+    json written_around = json::array();
+    for (const auto& in : inputs)
+      if (!guard_zones_intact(in.data)) written_around.push_back(in.name);
+    c["written_around_inputs"] = written_around;
 
     const auto expected = p->oracle();
     auto outputs = p->outputs();

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "cuda_check.cuh"
 #include "shared_memory.cuh"
@@ -146,10 +147,25 @@ nvtxMemHeapHandle_t register_pool(void* p, std::size_t mapped, std::size_t used)
   return h;
 }
 
+// Every shared buffer lies between two guard zones of at least this many bytes,
+// filled with 0xFF by the referee when it makes the buffer: a NaN in every float
+// and double, -1 in every signed integer. A kernel that reads past the start or
+// end of an input and uses what it read gets a NaN (or a wild value) into its
+// output, whatever memcheck sees; one that writes there breaks the zone, which
+// the referee checks after each run (guard_zones_intact). 64 KiB keeps the data
+// as aligned as the mapping's start is for every access a kernel can make.
+constexpr std::size_t kGuardZoneBytes = 64 * 1024;
+constexpr unsigned char kGuardZoneByte = 0xFF;
+
 struct Mapping {
   CUmemGenericAllocationHandle handle = 0;
-  std::size_t size = 0;
+  std::size_t size = 0;           // the whole mapping, guard zones included
+  unsigned char* base = nullptr;  // where the mapping starts: the data is kGuardZoneBytes in
+  std::size_t used = 0;           // the bytes the problem asked for
 };
+
+// The size of the mapping for a buffer of `bytes`, guard zones included.
+std::size_t mapped_size(std::size_t bytes) { return rounded(bytes + 2 * kGuardZoneBytes); }
 
 struct State {
   std::mutex mutex;
@@ -226,7 +242,7 @@ void* device_allocate(std::size_t bytes) {
   }
   const Vmm& v = vmm();
   if (s.role == MemoryRole::exporting) {
-    const std::size_t size = rounded(bytes);
+    const std::size_t size = mapped_size(bytes);
     const CUmemAllocationProp prop = allocation_prop();
     CUmemGenericAllocationHandle h = 0;
     check(v.create(&h, size, &prop, 0), "cuMemCreate");
@@ -235,22 +251,26 @@ void* device_allocate(std::size_t bytes) {
       v.release(h);
       check(r, "cuMemExportToShareableHandle");
     }
-    void* p = nullptr;
+    unsigned char* base = nullptr;
     try {
-      p = map_here(h, size);
+      base = static_cast<unsigned char*>(map_here(h, size));
     } catch (...) {
       ::close(fd);
       v.release(h);
       throw;
     }
-    s.mappings[p] = {h, size};
+    void* p = base + kGuardZoneBytes;
+    s.mappings[p] = {h, size, base, bytes};
     s.exported.push_back({fd, size});
+    // The data is written later (Problem::fill); the zones keep these bytes.
+    CUDA_CHECK(cudaMemset(base, kGuardZoneByte, size));
+    CUDA_CHECK(cudaDeviceSynchronize());
     return p;
   }
   if (s.imports.empty()) throw SharedMemoryMismatch("the problem allocates more buffers than were shared with it");
   const SharedAllocation a = s.imports.front();
   s.imports.pop_front();
-  const std::size_t want = rounded(bytes);
+  const std::size_t want = mapped_size(bytes);
   if (want != a.bytes) {
     ::close(a.fd);
     throw SharedMemoryMismatch("a shared buffer has another size than the problem asks for");
@@ -260,14 +280,15 @@ void* device_allocate(std::size_t bytes) {
                                  CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
   ::close(a.fd);
   check(r, "cuMemImportFromShareableHandle");
-  void* p = nullptr;
+  unsigned char* base = nullptr;
   try {
-    p = map_here(h, a.bytes);
+    base = static_cast<unsigned char*>(map_here(h, a.bytes));
   } catch (...) {
     v.release(h);
     throw;
   }
-  s.mappings[p] = {h, a.bytes};
+  void* p = base + kGuardZoneBytes;
+  s.mappings[p] = {h, a.bytes, base, bytes};
   return p;
 }
 
@@ -287,10 +308,31 @@ void device_release(void* p) noexcept {
   // Unmapping must wait for work that may still use the memory.
   cudaDeviceSynchronize();
   const Vmm& v = vmm();
-  v.unmap(reinterpret_cast<CUdeviceptr>(p), it->second.size);
-  v.unreserve(reinterpret_cast<CUdeviceptr>(p), it->second.size);
+  const auto base = reinterpret_cast<CUdeviceptr>(it->second.base);
+  v.unmap(base, it->second.size);
+  v.unreserve(base, it->second.size);
   v.release(it->second.handle);
   s.mappings.erase(it);
+}
+
+bool guard_zones_intact(const void* data) {
+  Mapping m;
+  {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    const auto it = s.mappings.find(const_cast<void*>(data));
+    if (it == s.mappings.end()) return true;  // cudaMalloc'd: memcheck's to watch
+    m = it->second;
+  }
+  std::vector<unsigned char> zone(kGuardZoneBytes);
+  CUDA_CHECK(cudaMemcpy(zone.data(), m.base, zone.size(), cudaMemcpyDeviceToHost));
+  const auto intact = [&] {
+    return std::all_of(zone.begin(), zone.end(), [](unsigned char b) { return b == kGuardZoneByte; });
+  };
+  if (!intact()) return false;
+  zone.resize(m.size - kGuardZoneBytes - m.used);
+  CUDA_CHECK(cudaMemcpy(zone.data(), m.base + kGuardZoneBytes + m.used, zone.size(), cudaMemcpyDeviceToHost));
+  return intact();
 }
 
 }  // namespace memlabs

@@ -67,7 +67,13 @@ class ImportScope {
 };
 
 // Used by DeviceBuffer: memory for `bytes` in the current role, and its release.
+// An exported or imported buffer lies between two guard zones filled with 0xFF
+// bytes (NaN as float or double); a cudaMalloc'd one has none.
 void* device_allocate(std::size_t bytes);
 void device_release(void* p) noexcept;
+
+// False when something wrote into the guard zone before or after the exported
+// or imported buffer that starts at `data`; true for any other pointer.
+bool guard_zones_intact(const void* data);
 
 }  // namespace memlabs

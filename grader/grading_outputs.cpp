@@ -41,6 +41,14 @@ std::optional<std::pair<std::string, std::string>> output_problem(const json& ou
   return std::nullopt;
 }
 
+// True when one of the first mismatches is a NaN where the reference has a number.
+bool nan_where_a_number_was_expected(const json& first) {
+  const auto is_nan = [](const json& v) { return v.is_null() || (v.is_string() && v.get<std::string>() == "nan"); };
+  for (const auto& mm : first)
+    if (mm.is_object() && is_nan(mm.value("got", json())) && !is_nan(mm.value("expected", json()))) return true;
+  return false;
+}
+
 // True when every dimension of every output is a whole number of 32-wide tiles.
 bool tile_aligned(const json& outputs) {
   for (const auto& o : outputs)
@@ -112,6 +120,12 @@ CheckResult LabGrader::check_correct(const Check& c) {
           c,
           "case " + name + ": your program changed its input `" + join(modified, "`, `") + "` (inputs are read-only)",
           "modified_input");
+    const auto written_around = got->value("written_around_inputs", std::vector<std::string>{});
+    if (!written_around.empty() && !first_mismatch)
+      return failed(c,
+                    "case " + name + ": your program wrote outside its input `" + join(written_around, "`, `") +
+                        "` (the guard zone just before or after it was overwritten)",
+                    "canary");
     const json outputs = got->value("outputs", json::array());
     bool case_ok = true;
     for (const auto& g : outputs) {
@@ -136,6 +150,11 @@ CheckResult LabGrader::check_correct(const Check& c) {
           m.details.push_back("at " + mm.value("where", std::string("?")) + ": expected " +
                               value_text(mm.value("expected", json())) + ", got " +
                               value_text(mm.value("got", json())));
+        if (nan_where_a_number_was_expected(g.value("first", json::array())))
+          m.details.push_back(
+              "a NaN where a number was expected: the bytes just before and after every input read as NaN, so "
+              "this is most often a read outside an input (an index off by one, or a vector load that reaches "
+              "past the end)");
         m.data = {{"case", name}, {"mismatches", mismatches}, {"count", g.value("count", 0ull)}};
         m.symptom = "mismatch";
         // A result that changes from run to run is a race, not a wrong formula.
