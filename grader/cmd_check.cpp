@@ -8,8 +8,11 @@
 #include "activity.hpp"
 #include "app.hpp"
 #include "course_lint.hpp"
+#include "lab_reset.hpp"
+#include "lesson_checks.hpp"
 #include "session.hpp"
 #include "terminal.hpp"
+#include "text.hpp"
 
 namespace grader {
 namespace {
@@ -17,8 +20,27 @@ namespace {
 struct CheckCommandOptions {
   std::vector<std::string> labs;
   bool static_only = false;
+  bool write_lessons = false;
   double cap_s = 3.0;
 };
+
+// --write-lessons: each step's list of checks in the lab's README.md, as
+// lab.json states them (lesson_checks.hpp). A lab.json that does not load is
+// left to the lint to report.
+void write_lesson_checks(const LabInfo& lab, bool json) {
+  const auto readme = read_file(lab.dir / "README.md");
+  if (!readme) return;
+  Manifest m;
+  try {
+    m = load_manifest(lab.dir / "lab.json");
+  } catch (const std::exception&) {
+    return;
+  }
+  const std::string current = with_current_checks(*readme, m);
+  if (current == *readme) return;
+  replace_file(lab.dir / "README.md", current);
+  if (!json) std::cerr << "wrote the lists of checks in " << (lab.dir / "README.md").string() << " from lab.json\n";
+}
 
 std::string mark(const std::string& status) {
   if (status == "pass") return Style::pass_mark();
@@ -75,6 +97,7 @@ int run_check(const CheckCommandOptions& o, const GlobalOptions& g) {
   for (const auto& lab : labs) {
     // The spinner says which lab is being checked; without one, a line does.
     if (!g.json && !Activity::enabled()) std::cerr << Style::dim("checking " + lab.folder + "…") << "\n";
+    if (o.write_lessons) write_lesson_checks(lab, g.json);
     LabSources src;
     LabLint l;
     {
@@ -132,6 +155,8 @@ Command check_command() {
             auto o = std::make_shared<CheckCommandOptions>();
             sub.add_option("labs", o->labs, "labs to check (default: every lab)");
             sub.add_flag("--static-only", o->static_only, "no GPU checks, even when a GPU is visible");
+            sub.add_flag("--write-lessons", o->write_lessons,
+                         "first write each step's list of checks into its lesson (README.md) from lab.json");
             sub.add_option("--cap", o->cap_s, "seconds of timing per case on the GPU (default 3)");
             return [o, &g] { return run_check(*o, g); };
           }};

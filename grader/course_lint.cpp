@@ -12,6 +12,7 @@
 
 #include "fixture_expectation.hpp"
 #include "grading.hpp"
+#include "lesson_checks.hpp"
 #include "referee_client.hpp"
 #include "session.hpp"
 #include "text.hpp"
@@ -246,6 +247,7 @@ LabLint lint_lab_sources(const LabSources& s) {
   if (s.manifest) l.items.push_back(lint_hints(*s.manifest));
   if (s.readme) {
     l.items.push_back(lint_lesson_sections(*s.readme));
+    if (s.manifest) l.items.push_back(lint_lesson_checks(*s.readme, *s.manifest));
     if (s.manifest) l.items.push_back(lint_lesson_thresholds(*s.readme, *s.manifest));
   }
   if (s.skeleton && s.manifest)

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "app.hpp"
+#include "lesson_checks.hpp"
 
 namespace grader {
 namespace {
@@ -25,9 +26,11 @@ const char* kManifest = R"({
       "hints": ["Idea.", "Where.", "`grader bench lab01` shows the bandwidth."] }
   ]})";
 
-const char* kReadme =
+// The lesson as an author writes it; readme() adds each step's generated list of checks.
+const char* kLessonText =
     "# Lab 01\n\n## Why it matters\n\ntext\n\n## What the hardware does\n\n```\n## not a heading\n```\n\n"
-    "## Your task\n\n## Steps\n\n### Step 1: Stage a tile\n\n## Going further\n";
+    "## Your task\n\n## Steps\n\n### Step 1: Stage a tile\n\n### Step 2: Fast\n\n### Step 3: Near peak\n\n"
+    "## Going further\n";
 
 const char* kSkeleton =
     "#include \"lab.cuh\"\n"
@@ -50,6 +53,7 @@ const char* kSolution =
     "void launch(float* out) { k<<<1, 1>>>(out); }\n";
 
 Manifest manifest() { return parse_manifest(json::parse(kManifest), "lab.json"); }
+std::string readme() { return with_current_checks(kLessonText, manifest()); }
 
 // A course of one lab in a fresh temporary folder; tests break one thing each.
 class TempCourse : public ::testing::Test {
@@ -62,7 +66,7 @@ class TempCourse : public ::testing::Test {
     fs::create_directories(root / "solutions" / "lab01-tiles");
     fs::create_directories(root / "tests" / "fixtures" / "lab01-tiles");
     write(root / "syllabus.md", "| lab01 | tiles |\n");
-    write(lab / "README.md", kReadme);
+    write(lab / "README.md", readme());
     write(lab / "lab.json", kManifest);
     write(lab / "lab.cuh", "#pragma once\n");
     write(lab / "kernel.cu", kSkeleton);
@@ -134,7 +138,7 @@ TEST_F(TempCourse, AMalformedManifestIsAManifestError) {
 }
 
 TEST_F(TempCourse, SectionsOutOfOrderFail) {
-  std::string r = kReadme;
+  std::string r = readme();
   r.replace(r.find("## Your task"), 12, "## Steps");
   r.replace(r.rfind("## Steps"), 8, "## Your task");
   write(lab / "README.md", r);
@@ -147,10 +151,10 @@ TEST_F(TempCourse, SectionsOutOfOrderFail) {
 }
 
 TEST_F(TempCourse, AMissingOrRepeatedSectionFails) {
-  std::string r = kReadme;
+  std::string r = readme();
   r.replace(r.find("## Going further"), 16, "## Further");
   EXPECT_NE(lint_lesson_sections(r).summary.find("no \"## Going further\" section"), std::string::npos);
-  EXPECT_EQ(lint_lesson_sections(std::string(kReadme) + "## Steps\n").status, "fail");
+  EXPECT_EQ(lint_lesson_sections(readme() + "## Steps\n").status, "fail");
 }
 
 TEST_F(TempCourse, AStrayHunkIsReportedWithItsLineAndText) {

@@ -1,0 +1,33 @@
+// What each step checks, in words and with its thresholds, generated from
+// lab.json into the lesson so that a student reads the same numbers the grader
+// applies. Each step's list sits between two markers, right under the step's
+// heading ("### Step N: ..."):
+//
+//   <!-- checks:N: generated from lab.json by `grader check --write-lessons` -->
+//   ...
+//   <!-- /checks:N -->
+//
+// `grader check` fails a lesson whose lists differ from lab.json; with
+// --write-lessons it brings them up to date first. Prose elsewhere in the
+// lesson explains the checks but never restates a threshold.
+#pragma once
+
+#include <string>
+
+#include "course_lint.hpp"
+#include "manifest.hpp"
+
+namespace grader {
+
+// One check in a sentence, e.g. "speedup over the baseline at `8192x8192`: at least 2.5×".
+std::string check_in_words(const Check& c);
+// A step's generated list, markers included, ending in a newline.
+std::string step_checks_block(const Step& step);
+// The lesson with every step's list as lab.json says: an existing list is
+// replaced, a missing one is put right under its step's heading. A step with
+// no heading gets none (lint_lesson_checks reports it).
+std::string with_current_checks(const std::string& readme, const Manifest& manifest);
+// Passes when every step has exactly one list and each reads as lab.json says.
+LintItem lint_lesson_checks(const std::string& readme, const Manifest& manifest);
+
+}  // namespace grader
