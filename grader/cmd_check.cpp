@@ -10,6 +10,7 @@
 #include "course_lint.hpp"
 #include "lab_reset.hpp"
 #include "lesson_checks.hpp"
+#include "lesson_measurements.hpp"
 #include "session.hpp"
 #include "terminal.hpp"
 #include "text.hpp"
@@ -25,8 +26,9 @@ struct CheckCommandOptions {
 };
 
 // --write-lessons: each step's list of checks in the lab's README.md, as
-// lab.json states them (lesson_checks.hpp). A lab.json that does not load is
-// left to the lint to report.
+// lab.json states them (lesson_checks.hpp), and each measured table as the
+// committed measurements hold it (lesson_measurements.hpp). A lab.json that
+// does not load is left to the lint to report.
 void write_lesson_checks(const LabInfo& lab, bool json) {
   const auto readme = read_file(lab.dir / "README.md");
   if (!readme) return;
@@ -36,10 +38,13 @@ void write_lesson_checks(const LabInfo& lab, bool json) {
   } catch (const std::exception&) {
     return;
   }
-  const std::string current = with_current_checks(*readme, m);
+  const std::string current =
+      with_current_measurements(with_current_checks(*readme, m), lab.folder, lab.dir.parent_path().parent_path());
   if (current == *readme) return;
   replace_file(lab.dir / "README.md", current);
-  if (!json) std::cerr << "wrote the lists of checks in " << (lab.dir / "README.md").string() << " from lab.json\n";
+  if (!json)
+    std::cerr << "wrote the lists of checks and measured tables in " << (lab.dir / "README.md").string()
+              << " from lab.json and the measurement files\n";
 }
 
 std::string mark(const std::string& status) {

@@ -13,6 +13,7 @@
 #include "fixture_expectation.hpp"
 #include "grading.hpp"
 #include "lesson_checks.hpp"
+#include "lesson_measurements.hpp"
 #include "referee_client.hpp"
 #include "session.hpp"
 #include "text.hpp"
@@ -248,6 +249,11 @@ LabLint lint_lab_sources(const LabSources& s) {
   if (s.readme) {
     l.items.push_back(lint_lesson_sections(*s.readme));
     if (s.manifest) l.items.push_back(lint_lesson_checks(*s.readme, *s.manifest));
+    // A published copy holds no measurement files; the lessons it was made from were checked.
+    l.items.push_back(
+        s.published
+            ? make_item("lesson_measurements", "skip", "a published copy holds no measurement files to compare with")
+            : lint_lesson_measurements(*s.readme, s.lab.folder, s.lab.dir.parent_path().parent_path()));
     if (s.manifest) l.items.push_back(lint_lesson_thresholds(*s.readme, *s.manifest));
   }
   if (s.skeleton && s.manifest)
