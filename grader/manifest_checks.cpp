@@ -1,0 +1,213 @@
+// The checks a manifest's steps hold: which kinds format 1 knows, the keys
+// each kind takes, and the reading of each kind with its own rules (a ptx
+// check must test something, a sanitizer's tools are known ones, an ncu
+// measure takes its bound on the right side). The file and its steps are
+// read in manifest.cpp.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "manifest_reader.hpp"
+#include "ncu_report.hpp"
+#include "sanitizer_report.hpp"
+#include "text.hpp"
+
+namespace grader {
+
+bool is_timed_kind(const std::string& kind) {
+  return kind == "speedup" || kind == "fraction_of_peak" || kind == "fraction_of_library";
+}
+
+const std::vector<std::string>& known_check_kinds() {
+  static const std::vector<std::string> kinds = {
+      "correct", "speedup", "fraction_of_peak", "ptxas", "ptx", "api", "fraction_of_library", "ncu", "sanitizer"};
+  return kinds;
+}
+
+bool Check::is_static() const { return kind == "ptx" || kind == "ptxas"; }
+
+namespace manifest_detail {
+namespace {
+
+std::vector<std::string> keys_of_kind(const std::string& kind) {
+  if (kind == "ptx") return {"kind", "kernel", "must_contain", "must_not_contain"};
+  if (kind == "ptxas") return {"kind", "kernel", "max_stack_frame", "max_spill_bytes", "max_registers"};
+  if (kind == "correct") return {"kind", "cases"};
+  if (kind == "speedup") return {"kind", "case", "min", "over"};
+  if (kind == "fraction_of_peak") return {"kind", "case", "min"};
+  if (kind == "api") return {"kind", "case", "facts"};
+  if (kind == "fraction_of_library") return {"kind", "case", "min"};
+  if (kind == "ncu") return {"kind", "kernel", "case", "metric", "max", "min", "fallback"};
+  if (kind == "sanitizer") return {"kind", "cases", "tools"};
+  return {};
+}
+
+// Keys a check of any kind may hold: used to suggest a fix when "kind" itself is missing.
+std::vector<std::string> all_check_keys() {
+  std::set<std::string> all;
+  for (const auto& kind : known_check_kinds())
+    for (auto& key : keys_of_kind(kind)) all.insert(std::move(key));
+  return {all.begin(), all.end()};
+}
+
+void read_ptx(const Reader& r, const json& v, const std::string& path, Check& c) {
+  c.kernel = r.text(r.required(v, path, "kernel", "the name of a kernel"), at(path, "kernel"));
+  if (auto* m = Reader::optional(v, "must_contain")) c.must_contain = r.text_list(*m, at(path, "must_contain"));
+  if (auto* m = Reader::optional(v, "must_not_contain"))
+    c.must_not_contain = r.text_list(*m, at(path, "must_not_contain"));
+  if (c.must_contain.empty() && c.must_not_contain.empty())
+    r.fail(path,
+           "a \"ptx\" check needs a non-empty \"must_contain\" or \"must_not_contain\" "
+           "list of PTX text, or it checks nothing");
+}
+
+void read_ptxas(const Reader& r, const json& v, const std::string& path, Check& c) {
+  c.kernel = r.text(r.required(v, path, "kernel", "the name of a kernel"), at(path, "kernel"));
+  const std::string expected = "an integer >= 0";
+  auto limit = [&](const char* key, std::optional<int>& out) {
+    if (auto* m = Reader::optional(v, key))
+      out = r.integer(*m, at(path, key), 0, std::numeric_limits<int>::max(), expected);
+  };
+  limit("max_stack_frame", c.max_stack_frame);
+  limit("max_spill_bytes", c.max_spill_bytes);
+  limit("max_registers", c.max_registers);
+  if (!c.max_stack_frame && !c.max_spill_bytes && !c.max_registers)
+    r.fail(path,
+           "a \"ptxas\" check needs at least one of \"max_stack_frame\", "
+           "\"max_spill_bytes\", \"max_registers\", or it checks nothing");
+}
+
+void read_correct(const Reader& r, const json& v, const std::string& path, Check& c) {
+  const std::string cases_path = at(path, "cases");
+  const json& cases = r.required(v, path, "cases", "a non-empty array of case names");
+  c.cases = r.text_list(cases, cases_path);
+  if (c.cases.empty()) r.fail(cases_path, "expected a non-empty array of case names, got []");
+  for (std::size_t i = 0; i < c.cases.size(); ++i)
+    if (std::find(c.cases.begin(), c.cases.begin() + i, c.cases[i]) != c.cases.begin() + i)
+      r.fail(at(cases_path, i), "case " + quote(c.cases[i]) + " is listed twice");
+}
+
+void read_timed(const Reader& r, const json& v, const std::string& path, Check& c) {
+  c.case_name = r.text(r.required(v, path, "case", "the name of a case"), at(path, "case"));
+  const double inf = std::numeric_limits<double>::infinity();
+  if (c.kind == "speedup") {
+    const std::string expected = "a number > 0";
+    c.min = r.number(r.required(v, path, "min", expected), at(path, "min"), 0, inf, expected);
+    if (auto* o = Reader::optional(v, "over")) {
+      r.expect(o->is_string() && *o == "baseline", at(path, "over"),
+               "\"baseline\" (the only reference format " + std::to_string(kManifestFormatVersion) + " knows)", *o);
+    }
+  } else if (c.kind == "fraction_of_library") {
+    // The library's time over the candidate's: 0.8 means "within 1.25x of the library".
+    const std::string expected = "a number > 0 (the library's time over yours: 0.8 = within 1.25x)";
+    c.min = r.number(r.required(v, path, "min", expected), at(path, "min"), 0, inf, expected);
+  } else {
+    const std::string expected = "a number in (0, 1] (a fraction, not a percentage)";
+    c.min = r.number(r.required(v, path, "min", expected), at(path, "min"), 0, 1, expected);
+  }
+}
+
+// Facts the driver reports about the student's run (a pointer is managed, no
+// memory leaked, a device property matches the runtime's): every named fact
+// must hold, or every reported one when "facts" is absent.
+void read_api(const Reader& r, const json& v, const std::string& path, Check& c) {
+  c.case_name = r.text(r.required(v, path, "case", "the name of a case"), at(path, "case"));
+  if (auto* f = Reader::optional(v, "facts")) {
+    c.facts = r.text_list(*f, at(path, "facts"));
+    if (c.facts.empty())
+      r.fail(at(path, "facts"), "expected a non-empty array of fact names (or leave it out: every fact)");
+  }
+}
+
+// A hardware-counter check: one launch of `kernel` in `case`, profiled by ncu;
+// the measure must not exceed `max`. Where ncu cannot run, `fallback` (a
+// check of another kind) grades the step instead.
+void read_ncu(const Reader& r, const json& v, const std::string& path, Check& c) {
+  c.kernel = r.text(r.required(v, path, "kernel", "the name of a kernel"), at(path, "kernel"));
+  c.case_name = r.text(r.required(v, path, "case", "the name of a (small) case"), at(path, "case"));
+  std::vector<std::string> names;
+  for (const auto& m : ncu_measures()) names.push_back(m.name);
+  c.metric = r.text(r.required(v, path, "metric", "one of " + join(names, ", ")), at(path, "metric"));
+  if (!find_ncu_measure(c.metric)) {
+    const std::string guess = closest(c.metric, names);
+    r.fail(at(path, "metric"), "unknown measure " + quote(c.metric) +
+                                   (guess.empty() ? "" : " (did you mean " + quote(guess) + "?)") +
+                                   "; known: " + join(names, ", "));
+  }
+  const NcuMeasure* measure = find_ncu_measure(c.metric);
+  // A cost has a ceiling ("max"); evidence that something ran has a floor ("min").
+  const char* bound = measure && measure->rule == NcuMeasure::at_least ? "min" : "max";
+  const json& limit = r.required(v, path, bound, "a number >= 0");
+  r.expect(limit.is_number() && std::isfinite(limit.get<double>()) && limit.get<double>() >= 0, at(path, bound),
+           "a number >= 0", limit);
+  (std::string(bound) == "min" ? c.ncu_min : c.max) = limit.is_number() ? limit.get<double>() : 0;
+  const char* other = std::string(bound) == "min" ? "max" : "min";
+  if (Reader::optional(v, other))
+    r.fail(at(path, other), "measure " + quote(c.metric) + " takes \"" + bound + "\", not \"" + other + "\"");
+  if (auto* f = Reader::optional(v, "fallback")) {
+    Check fb = read_check(r, *f, at(path, "fallback"));
+    if (fb.kind == "ncu")
+      r.fail(at(path, "fallback.kind"), "a fallback stands in for ncu, so it cannot be an ncu check");
+    c.fallback.push_back(std::move(fb));
+  }
+}
+
+// compute-sanitizer on the student's program for `cases`: every tool must report nothing.
+void read_sanitizer(const Reader& r, const json& v, const std::string& path, Check& c) {
+  read_correct(r, v, path, c);
+  const auto& all = sanitizer_tools();
+  if (auto* t = Reader::optional(v, "tools")) {
+    c.tools = r.text_list(*t, at(path, "tools"));
+    if (c.tools.empty())
+      r.fail(at(path, "tools"), "expected a non-empty array of tools (or leave it out: all of them)");
+    for (std::size_t i = 0; i < c.tools.size(); ++i) {
+      if (std::find(all.begin(), all.end(), c.tools[i]) == all.end())
+        r.fail(at(at(path, "tools"), i), "unknown tool " + quote(c.tools[i]) + "; known: " + join(all, ", "));
+      if (std::find(c.tools.begin(), c.tools.begin() + i, c.tools[i]) != c.tools.begin() + i)
+        r.fail(at(at(path, "tools"), i), "tool " + quote(c.tools[i]) + " is listed twice");
+    }
+  } else {
+    c.tools = all;
+  }
+}
+
+}  // namespace
+
+Check read_check(const Reader& r, const json& v, const std::string& path) {
+  const std::string kinds = join(known_check_kinds(), ", ");
+  r.expect(v.is_object(), path, "a check object", v);
+  if (!v.contains("kind")) r.reject_unknown_keys(v, path, all_check_keys(), "a check");
+  const json& kind = r.required(v, path, "kind", "one of " + kinds);
+  r.expect(kind.is_string(), at(path, "kind"), "a string, one of " + kinds, kind);
+
+  Check c;
+  c.kind = kind.get<std::string>();
+  const auto& known = known_check_kinds();
+  if (std::find(known.begin(), known.end(), c.kind) == known.end()) {
+    std::string guess = closest(c.kind, known);
+    r.fail(at(path, "kind"), "unknown check kind " + quote(c.kind) +
+                                 (guess.empty() ? "" : " (did you mean " + quote(guess) + "?)") +
+                                 "; known kinds: " + kinds);
+  }
+  r.reject_unknown_keys(v, path, keys_of_kind(c.kind), "a " + quote(c.kind) + " check");
+
+  if (c.kind == "ptx")
+    read_ptx(r, v, path, c);
+  else if (c.kind == "ptxas")
+    read_ptxas(r, v, path, c);
+  else if (c.kind == "correct")
+    read_correct(r, v, path, c);
+  else if (c.kind == "api")
+    read_api(r, v, path, c);
+  else if (c.kind == "ncu")
+    read_ncu(r, v, path, c);
+  else if (c.kind == "sanitizer")
+    read_sanitizer(r, v, path, c);
+  else
+    read_timed(r, v, path, c);
+  return c;
+}
+
+}  // namespace manifest_detail
+}  // namespace grader
