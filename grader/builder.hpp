@@ -21,6 +21,9 @@
 #include "toolchain.hpp"
 
 namespace grader {
+namespace builder_detail {
+struct CacheEntry;  // builder_steps.hpp
+}
 
 struct BuildSettings {
   std::filesystem::path course_root;  // holds common/
@@ -72,9 +75,21 @@ class Builder {
   const Toolchain& toolchain() const { return toolchain_; }
 
  private:
+  struct SourceCompiles;  // one source's driver and kernel compiles, under way
+  struct CommonObjects;   // common/'s objects, once built
+
   std::vector<std::string> compile_flags() const;
+  std::vector<std::string> nvcc_with_flags() const;  // nvcc, then compile_flags()
   std::string common_key() const;
   bool common_objects(std::vector<std::filesystem::path>& objects, std::string& log, bool& cached);
+  SourceCompiles start_compiles(const RunnerSource& src, const std::string& common_headers,
+                                const std::filesystem::path& toolkit_root);
+  // The two programs of `src`, once its compiles are done, or where it failed.
+  RunnerBuild link_runner(const RunnerSource& src, SourceCompiles& compiles, const CommonObjects& common_objs);
+  builder_detail::CacheEntry link_program(const RunnerSource& src, const std::string& name,
+                                          const std::vector<std::string>& units,
+                                          const std::vector<std::filesystem::path>& extra,
+                                          const std::vector<std::filesystem::path>& common_objects);
 
   Toolchain toolchain_;
   BuildSettings settings_;

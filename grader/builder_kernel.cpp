@@ -1,0 +1,138 @@
+// kernel.cu compiled as hostile code: staged in a private folder with only
+// the lab's and common/'s headers, its includes listed (nvcc -M) and checked
+// before anything is compiled, then compiled in the sandbox, and its host
+// assembly checked even when the compile failed. What may be included and
+// assembled is decided in builder_checks.cpp.
+#include <algorithm>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "builder_steps.hpp"
+#include "text.hpp"
+
+namespace fs = std::filesystem;
+
+namespace grader::builder_detail {
+namespace {
+
+// Copies every header of `from` (not its subfolders) into `to`.
+void copy_headers(const fs::path& from, const fs::path& to) {
+  fs::create_directories(to);
+  std::error_code ec;
+  for (fs::directory_iterator it(from, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_regular_file()) continue;
+    const auto ext = it->path().extension().string();
+    if (std::find(kHeaderExtensions.begin(), kHeaderExtensions.end(), ext) != kHeaderExtensions.end())
+      fs::copy_file(it->path(), to / it->path().filename(), fs::copy_options::overwrite_existing);
+  }
+}
+
+// Messages name the files as the student knows them, not by the staged copies.
+std::string short_paths(std::string text, const KernelCompile& job, const fs::path& stage, const fs::path& work) {
+  for (const auto& [from, to] :
+       std::vector<std::pair<std::string, std::string>>{{(stage / "kernel.cu").string(), job.source.display_name},
+                                                        {(stage / "lab").string() + "/", ""},
+                                                        {(stage / "common").string() + "/", "common/"},
+                                                        {work.string() + "/", ""}}) {
+    for (std::size_t pos = 0; (pos = text.find(from, pos)) != std::string::npos; pos += to.size())
+      text.replace(pos, from.size(), to);
+  }
+  return text;
+}
+
+// Every file kernel.cu includes, before anything is compiled: false with the
+// refusal (or the preprocessor's errors) in `log` when one is not allowed.
+bool includes_allowed(const KernelCompile& job, const std::vector<std::string>& flags, const fs::path& stage,
+                      const fs::path& work, std::string& log) {
+  std::string deps;
+  auto dep_argv = flags;
+  dep_argv.insert(dep_argv.end(), {"-M", (stage / "kernel.cu").string()});
+  if (!run_tool(dep_argv, work, log, job.verbose, /*sandboxed=*/true, &deps)) {
+    // A file outside the staged folder that does not exist here (in the
+    // sandbox nothing of the course does) is the same refusal as one that does.
+    static const std::regex missing(R"(error: (\S+): No such file or directory)");
+    std::smatch m;
+    const std::string all = log;
+    if (std::regex_search(all, m, missing)) {
+      const std::string foreign = foreign_includes(
+          {m[1].str().front() == '/' ? m[1].str() : (stage / m[1].str()).string()}, {fs::weakly_canonical(stage)});
+      if (!foreign.empty()) {
+        log = foreign + "\n";
+        return false;
+      }
+    }
+    // Only what concerns the student's own file: the preprocessor may be
+    // quoting a file the submission tried to pull in.
+    std::istringstream lines(short_paths(log, job, stage, work));
+    log = "kernel.cu could not be preprocessed:\n";
+    for (std::string line; std::getline(lines, line);)
+      if (line.rfind(job.source.display_name, 0) == 0) log += line + "\n";
+    return false;
+  }
+  const std::string foreign = foreign_includes(
+      parse_dependency_rule(deps),
+      {fs::weakly_canonical(stage), job.toolkit_root, "/usr/include", "/usr/lib/gcc", "/usr/local/include"});
+  if (!foreign.empty()) {
+    log = foreign + "\n";
+    return false;
+  }
+  return true;
+}
+
+// The host assembly, exactly as the assembler read it: empty, or why it is refused.
+std::string forbidden_host_assembly(const fs::path& work) {
+  std::error_code ec;
+  for (fs::directory_iterator it(work, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() != ".s") continue;
+    const std::string bad = forbidden_assembly(read_file(it->path()).value_or(""));
+    if (!bad.empty()) return bad;
+  }
+  return "";
+}
+
+// Leaves the cache entry only what a grade reads: kernel.o, kernel.ptx, ptxas.log.
+bool keep_outputs(const fs::path& work, const fs::path& stage, const std::string& log) {
+  std::error_code ec;
+  fs::rename(work / "keep" / "kernel.ptx", work / "kernel.ptx", ec);
+  std::ofstream(work / "ptxas.log") << log;
+  fs::remove_all(work / "keep", ec);
+  fs::remove_all(stage, ec);
+  for (fs::directory_iterator it(work, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".s" || it->path().extension() == ".ii") fs::remove(it->path(), ec);
+  return fs::exists(work / "kernel.ptx");
+}
+
+}  // namespace
+
+bool compile_kernel(const KernelCompile& job, const fs::path& work, std::string& log) {
+  // A private folder with only what a submission may see, under fixed
+  // names so messages and the PTX file name do not depend on what the
+  // submission was called.
+  const fs::path stage = work / "src";
+  fs::create_directories(stage);
+  fs::copy_file(job.source.kernel, stage / "kernel.cu", fs::copy_options::overwrite_existing);
+  copy_headers(job.source.lab_dir, stage / "lab");
+  copy_headers(job.common, stage / "common");
+  fs::create_directories(work / "keep");
+  auto flags = job.nvcc;
+  flags.insert(flags.end(), {"-I" + (stage / "lab").string(), "-I" + (stage / "common").string()});
+  if (!includes_allowed(job, flags, stage, work, log)) return false;
+
+  auto argv = flags;
+  argv.insert(argv.end(), {"--keep", "--keep-dir", (work / "keep").string(), "-Xcompiler", "-save-temps=obj", "-c",
+                           (stage / "kernel.cu").string(), "-o", (work / "kernel.o").string()});
+  const bool ok = run_tool(argv, work, log, job.verbose, /*sandboxed=*/true);
+  log = short_paths(log, job, stage, work);
+  // Looked at even when the build failed, since the assembler's errors could
+  // quote what such a directive pulled in.
+  const std::string bad = forbidden_host_assembly(work);
+  if (!bad.empty()) {
+    log = bad + "\n";
+    return false;
+  }
+  if (!ok) return false;
+  return keep_outputs(work, stage, log);
+}
+
+}  // namespace grader::builder_detail
