@@ -1,0 +1,91 @@
+// A batch's result files: one a submission under results/, named safely from
+// its id, written whole or not at all, in the batch-result/1 schema that a
+// rerun reads back to skip what is already graded.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+#include "batch.hpp"
+#include "sha256.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace grader {
+namespace {
+
+constexpr const char* kRowSchema = "cuda-memory-labs/batch-result/1";
+
+}  // namespace
+
+std::string result_file_stem(const std::string& id) {
+  const bool plain =
+      !id.empty() && id.size() <= 100 && id[0] != '-' && id[0] != '.' && std::all_of(id.begin(), id.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+      });
+  if (plain) return id;
+  return "id-" + sha256_hex(id).substr(0, 24);
+}
+
+void write_file_atomically(const fs::path& file, const std::string& content) {
+  std::error_code ec;
+  fs::create_directories(file.parent_path(), ec);
+  const fs::path tmp = file.string() + ".tmp." + std::to_string(::getpid()) + "." +
+                       std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error("cannot write " + tmp.string() + ": " + std::strerror(errno));
+  std::size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int e = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw std::runtime_error("cannot write " + tmp.string() + ": " + std::strerror(e));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  const bool synced = ::fsync(fd) == 0;
+  ::close(fd);
+  if (!synced || ::rename(tmp.c_str(), file.c_str()) != 0) {
+    const int e = errno;
+    ::unlink(tmp.c_str());
+    throw std::runtime_error("cannot write " + file.string() + ": " + std::strerror(e));
+  }
+}
+
+json row_to_json(const BatchRow& r, const std::string& lab_id, const std::string& isolation) {
+  return {{"schema", kRowSchema},
+          {"id", r.id},
+          {"lab", lab_id},
+          {"status", r.status},
+          {"reason", r.reason},
+          {"submission_hash", r.hash},
+          {"hints_used", r.hints_used},
+          {"isolation", isolation},
+          {"grader_exit_code", r.grader_exit_code},
+          {"seconds", r.seconds},
+          {"report", r.report}};
+}
+
+BatchRow row_from_json(const json& j) {
+  if (!j.is_object() || j.value("schema", "") != kRowSchema) throw std::runtime_error("not a batch result");
+  BatchRow r;
+  r.id = j.at("id").get<std::string>();
+  r.status = j.at("status").get<std::string>();
+  r.reason = j.value("reason", "");
+  r.hash = j.value("submission_hash", "");
+  r.hints_used = j.value("hints_used", 0);
+  r.grader_exit_code = j.value("grader_exit_code", -1);
+  r.seconds = j.value("seconds", 0.0);
+  r.report = j.value("report", json());
+  return r;
+}
+
+}  // namespace grader
