@@ -1,105 +1,36 @@
+// ServerProcess (server_process.hpp): a server started and held by the
+// referee, one request at a time, paused and resumed with everything it
+// started, and ended and reaped however its processes tried to leave. How the
+// process is started is server_launch.cpp's; the /proc scan, process_table.cpp's.
 #include "server_process.hpp"
 
 #include <fcntl.h>
-#include <grp.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <map>
 #include <mutex>
 #include <set>
-#include <sstream>
+#include <stdexcept>
 
-extern char** environ;
+#include "process_table.hpp"
+#include "server_launch.hpp"
 
 namespace fs = std::filesystem;
 
 namespace memlabs {
 namespace {
 
-constexpr uid_t kNobody = 65534;
-constexpr gid_t kNogroup = 65534;
-
 // Every process a ServerProcess started itself; any other child of the
 // referee is an orphan a submission left behind.
 std::mutex g_mutex;
 std::set<pid_t> g_started;
-
-struct ProcStat {
-  pid_t pid = 0, ppid = 0;
-  char state = '?';
-};
-
-// /proc/<pid>/stat: "pid (comm) state ppid ..."; comm may hold spaces and ')'.
-bool read_stat(const fs::path& file, ProcStat& out) {
-  std::ifstream in(file);
-  std::string line;
-  if (!std::getline(in, line)) return false;
-  const auto close = line.rfind(')');
-  if (close == std::string::npos || close + 4 > line.size()) return false;
-  std::istringstream rest(line.substr(close + 2));
-  long ppid = 0;
-  rest >> out.state >> ppid;
-  out.ppid = static_cast<pid_t>(ppid);
-  out.pid = static_cast<pid_t>(std::atol(line.c_str()));
-  return true;
-}
-
-std::vector<ProcStat> all_processes() {
-  std::vector<ProcStat> out;
-  std::error_code ec;
-  for (fs::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
-    ProcStat s;
-    if (read_stat(it->path() / "stat", s)) out.push_back(s);
-  }
-  return out;
-}
-
-std::vector<pid_t> descendants(const std::vector<ProcStat>& table, const std::vector<pid_t>& roots) {
-  std::multimap<pid_t, pid_t> children;
-  for (const auto& p : table) children.emplace(p.ppid, p.pid);
-  std::vector<pid_t> out, todo = roots;
-  std::set<pid_t> seen(roots.begin(), roots.end());
-  while (!todo.empty()) {
-    const pid_t p = todo.back();
-    todo.pop_back();
-    const auto range = children.equal_range(p);
-    for (auto it = range.first; it != range.second; ++it)
-      if (seen.insert(it->second).second) {
-        out.push_back(it->second);
-        todo.push_back(it->second);
-      }
-  }
-  return out;
-}
-
-// Whether every thread of `pid` is stopped or gone.
-bool is_stopped(pid_t pid) {
-  std::error_code ec;
-  const fs::path tasks = fs::path("/proc") / std::to_string(pid) / "task";
-  bool any = false;
-  for (fs::directory_iterator it(tasks, ec), end; !ec && it != end; it.increment(ec)) {
-    ProcStat s;
-    if (!read_stat(it->path() / "stat", s)) continue;
-    any = true;
-    if (s.state != 'T' && s.state != 't' && s.state != 'Z' && s.state != 'X') return false;
-  }
-  return any || ec;  // a process without tasks is gone
-}
 
 void nap_us(long us) {
   const timespec ts{us / 1000000, (us % 1000000) * 1000};
@@ -133,64 +64,12 @@ const char* signal_name(int sig) {
   }
 }
 
-// Everything the child does between fork and exec is prepared here: the
-// referee has CUDA's threads, so the child may only make async-signal-safe calls.
-struct Prepared {
-  std::vector<std::string> argv_s, env_s;
-  std::vector<char*> argv, envp;
-  int sock = -1, out = -1, err = -1, in = -1;
-  bool drop_privileges = false;
-  bool limit = false;
-  rlimit cpu{}, fsize{}, nproc{};
-  bool limit_cpu = false, limit_nproc = false;
-  pid_t parent = 0;
-  const char* cwd = "/";
-};
-
-[[noreturn]] void exec_child(const Prepared& p) {
-  ::setsid();
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != p.parent) ::_exit(126);  // the referee died before the line above
-  for (int sig = 1; sig < NSIG; ++sig)
-    if (sig != SIGKILL && sig != SIGSTOP) ::signal(sig, SIG_DFL);
-  sigset_t none;
-  sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  if (::dup2(p.in, 0) < 0 || ::dup2(p.out, 1) < 0 || ::dup2(p.err, 2) < 0) ::_exit(125);
-  if (p.sock == 3) {
-    ::fcntl(3, F_SETFD, 0);
-  } else if (::dup2(p.sock, 3) < 0) {
-    ::_exit(125);
-  }
-#ifdef SYS_close_range
-  if (::syscall(SYS_close_range, 4u, ~0u, 0u) != 0)
-#endif
-    for (int fd = 4; fd < 65536; ++fd) ::close(fd);
-  const rlimit no_core{0, 0};
-  ::setrlimit(RLIMIT_CORE, &no_core);
-  if (p.limit) {
-    if (::setrlimit(RLIMIT_FSIZE, &p.fsize) != 0) ::_exit(124);
-    if (p.limit_cpu && ::setrlimit(RLIMIT_CPU, &p.cpu) != 0) ::_exit(124);
-  }
-  if (p.drop_privileges) {
-    if (::setgroups(0, nullptr) != 0 || ::setgid(kNogroup) != 0 || ::setuid(kNobody) != 0) ::_exit(123);
-    if (::getuid() == 0 || ::geteuid() == 0) ::_exit(123);
-  }
-  // After the drop: the count is the unprivileged user's, which the kernel enforces.
-  if (p.limit && p.limit_nproc) ::setrlimit(RLIMIT_NPROC, &p.nproc);
-  if (::chdir(p.cwd) != 0) ::_exit(122);
-  ::execve(p.argv[0], p.argv.data(), p.envp.data());
-  ::_exit(127);
-}
-
 }  // namespace
 
 void become_referee() {
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   ::prctl(PR_SET_DUMPABLE, 0);
 }
-
-std::vector<pid_t> descendants_of(pid_t root) { return descendants(all_processes(), {root}); }
 
 ServerProcess::~ServerProcess() { kill_all(); }
 
@@ -216,61 +95,8 @@ ServerProcess ServerProcess::spawn(const SpawnOptions& o) {
   if (o.argv.empty()) throw std::runtime_error("nothing to start");
   ServerProcess sp;
   auto [mine, theirs] = channel_pair();
-  Prepared p;
-  p.parent = ::getpid();
-  std::vector<std::string> argv = o.argv;
-  const bool sandboxed = o.untrusted && o.isolation.mode == "bwrap";
-  if (o.untrusted && !sandboxed && ::geteuid() == 0) {
-    // Run as nobody, from a copy nobody can read: the original may sit in a
-    // folder only root can enter.
-    // Under /tmp, not $TMPDIR: a grader's TMPDIR may be a folder nobody cannot enter.
-    std::error_code ec;
-    const fs::path tmp = fs::is_directory("/tmp", ec) ? fs::path("/tmp") : fs::temp_directory_path();
-    std::string tmpl = (tmp / "memlabs-program-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data()))
-      throw std::runtime_error(std::string("cannot create a folder: ") + std::strerror(errno));
-    sp.copied_program_dir_ = tmpl;
-    const fs::path copy = fs::path(tmpl) / fs::path(argv[0]).filename();
-    fs::copy_file(argv[0], copy);
-    fs::permissions(tmpl, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                              fs::perms::others_read | fs::perms::others_exec);
-    fs::permissions(copy, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                              fs::perms::others_read | fs::perms::others_exec);
-    argv[0] = copy.string();
-    p.drop_privileges = true;
-  }
-  if (sandboxed) {
-    std::vector<std::string> visible = o.visible;
-    visible.push_back(fs::path(argv[0]).parent_path().string());
-    argv = bwrap_command(o.isolation, visible, {}, argv);
-    sp.bwrap_ = true;
-  }
-  p.argv_s = argv;
-  std::vector<std::string> parent_env;
-  for (char** e = environ; *e; ++e) parent_env.emplace_back(*e);
-  p.env_s = o.untrusted ? submission_environment(parent_env) : parent_env;
-  for (auto& s : p.argv_s) p.argv.push_back(s.data());
-  p.argv.push_back(nullptr);
-  for (auto& s : p.env_s) p.envp.push_back(s.data());
-  p.envp.push_back(nullptr);
-  if (o.untrusted) {
-    // The file-size limit always: a program that prints in a loop must not fill
-    // the disk, isolated or not. The others only when isolation asks for them.
-    p.limit = true;
-    p.fsize.rlim_cur = p.fsize.rlim_max = o.isolation.file_bytes;
-  }
-  if (o.untrusted && o.isolation.limited()) {
-    if (o.isolation.cpu_seconds > 0) {
-      p.limit_cpu = true;
-      p.cpu.rlim_cur = static_cast<rlim_t>(o.isolation.cpu_seconds);
-      p.cpu.rlim_max = p.cpu.rlim_cur + 1;
-    }
-    if (o.isolation.processes > 0) {
-      p.limit_nproc = true;
-      p.nproc.rlim_cur = p.nproc.rlim_max = o.isolation.processes;
-    }
-  }
-  p.cwd = "/";
+  server_detail::ChildLaunch p;
+  server_detail::prepare_launch(o, p, sp.copied_program_dir_, sp.bwrap_);
   const int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   if (devnull < 0) throw std::runtime_error("cannot open /dev/null");
   p.in = devnull;
@@ -280,7 +106,7 @@ ServerProcess ServerProcess::spawn(const SpawnOptions& o) {
 
   std::lock_guard<std::mutex> lock(g_mutex);
   const pid_t pid = ::fork();
-  if (pid == 0) exec_child(p);
+  if (pid == 0) server_detail::exec_child(p);
   const int fork_errno = errno;
   ::close(devnull);
   if (pid < 0) throw std::runtime_error(std::string("cannot fork: ") + std::strerror(fork_errno));
@@ -292,7 +118,7 @@ ServerProcess ServerProcess::spawn(const SpawnOptions& o) {
 
 std::vector<pid_t> ServerProcess::processes() const {
   if (pid_ <= 0) return {};
-  const auto table = all_processes();
+  const auto table = server_detail::all_processes();
   std::vector<pid_t> roots;
   std::set<pid_t> started;
   {
@@ -306,8 +132,8 @@ std::vector<pid_t> ServerProcess::processes() const {
     // Adopted orphans: children of the referee it did not start.
     if (s.ppid == self && !started.count(s.pid)) roots.push_back(s.pid);
   }
-  std::vector<pid_t> out = descendants(table, {pid_});
-  const auto orphans = descendants(table, roots);
+  std::vector<pid_t> out = server_detail::descendants(table, {pid_});
+  const auto orphans = server_detail::descendants(table, roots);
   out.insert(out.end(), roots.begin(), roots.end());
   out.insert(out.end(), orphans.begin(), orphans.end());
   if (alive) out.push_back(pid_);
@@ -370,7 +196,7 @@ bool ServerProcess::pause() {
     const auto procs = processes();
     bool all = true;
     for (pid_t p : procs)
-      if (!is_stopped(p)) {
+      if (!server_detail::is_stopped(p)) {
         all = false;
         ::kill(p, SIGSTOP);
       }
