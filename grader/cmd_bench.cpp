@@ -12,6 +12,7 @@
 #include "activity.hpp"
 #include "app.hpp"
 #include "bar_chart.hpp"
+#include "bench_sections.hpp"
 #include "manifest.hpp"
 #include "referee_client.hpp"
 #include "session.hpp"
@@ -146,19 +147,11 @@ std::string charts(const std::vector<Row>& rows) {
   return out;
 }
 
-// Replaces this lab's section in the file (between markers), keeping the others.
+// Replaces this lab's section in the file, keeping the others.
 void write_section(const fs::path& file, const std::string& lab, const std::string& body) {
-  const std::string begin = "<!-- bench:" + lab + " -->", end = "<!-- /bench:" + lab + " -->";
   std::string text;
   if (std::ifstream in(file); in) text.assign(std::istreambuf_iterator<char>(in), {});
-  if (text.empty()) text = "# Measurements\n\nWritten by `grader bench LAB --out FILE`; never edited by hand.\n";
-  const std::string section = begin + "\n" + body + end + "\n";
-  const auto b = text.find(begin), e = text.find(end);
-  if (b != std::string::npos && e != std::string::npos && e > b) {
-    text.replace(b, e + end.size() - b + (text.compare(e + end.size(), 1, "\n") == 0 ? 1 : 0), section);
-  } else {
-    text += "\n" + section;
-  }
+  text = with_bench_section(std::move(text), lab, body);
   if (!file.parent_path().empty()) fs::create_directories(file.parent_path());
   const fs::path tmp = file.string() + ".tmp";
   std::ofstream(tmp) << text;

@@ -29,7 +29,7 @@ struct CheckCommandOptions {
 // lab.json states them (lesson_checks.hpp), and each measured table as the
 // committed measurements hold it (lesson_measurements.hpp). A lab.json that
 // does not load is left to the lint to report.
-void write_lesson_checks(const LabInfo& lab, bool json) {
+void write_lesson(const LabInfo& lab, const std::filesystem::path& course_root, bool json) {
   const auto readme = read_file(lab.dir / "README.md");
   if (!readme) return;
   Manifest m;
@@ -38,8 +38,7 @@ void write_lesson_checks(const LabInfo& lab, bool json) {
   } catch (const std::exception&) {
     return;
   }
-  const std::string current =
-      with_current_measurements(with_current_checks(*readme, m), lab.folder, lab.dir.parent_path().parent_path());
+  const std::string current = with_current_measurements(with_current_checks(*readme, m), lab.folder, course_root);
   if (current == *readme) return;
   replace_file(lab.dir / "README.md", current);
   if (!json)
@@ -102,7 +101,7 @@ int run_check(const CheckCommandOptions& o, const GlobalOptions& g) {
   for (const auto& lab : labs) {
     // The spinner says which lab is being checked; without one, a line does.
     if (!g.json && !Activity::enabled()) std::cerr << Style::dim("checking " + lab.folder + "…") << "\n";
-    if (o.write_lessons) write_lesson_checks(lab, g.json);
+    if (o.write_lessons) write_lesson(lab, course.root(), g.json);
     LabSources src;
     LabLint l;
     {
@@ -161,7 +160,8 @@ Command check_command() {
             sub.add_option("labs", o->labs, "labs to check (default: every lab)");
             sub.add_flag("--static-only", o->static_only, "no GPU checks, even when a GPU is visible");
             sub.add_flag("--write-lessons", o->write_lessons,
-                         "first write each step's list of checks into its lesson (README.md) from lab.json");
+                         "first write each lesson's lists of checks (from lab.json) and measured tables (from "
+                         "docs/measurements)");
             sub.add_option("--cap", o->cap_s, "seconds of timing per case on the GPU (default 3)");
             return [o, &g] { return run_check(*o, g); };
           }};

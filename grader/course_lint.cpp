@@ -58,6 +58,7 @@ const std::vector<std::string>& required_lesson_sections() {
 LabSources read_lab_sources(const Course& course, const LabInfo& lab) {
   LabSources s;
   s.lab = lab;
+  s.course_root = course.root();
   try {
     s.manifest = load_manifest(lab.dir / "lab.json");
   } catch (const std::exception& e) {
@@ -250,10 +251,9 @@ LabLint lint_lab_sources(const LabSources& s) {
     l.items.push_back(lint_lesson_sections(*s.readme));
     if (s.manifest) l.items.push_back(lint_lesson_checks(*s.readme, *s.manifest));
     // A published copy holds no measurement files; the lessons it was made from were checked.
-    l.items.push_back(
-        s.published
-            ? make_item("lesson_measurements", "skip", "a published copy holds no measurement files to compare with")
-            : lint_lesson_measurements(*s.readme, s.lab.folder, s.lab.dir.parent_path().parent_path()));
+    l.items.push_back(s.published ? make_item("lesson_measurements", "skip",
+                                              "a published copy holds no measurement files to compare with")
+                                  : lint_lesson_measurements(*s.readme, s.lab.folder, s.course_root));
     if (s.manifest) l.items.push_back(lint_lesson_thresholds(*s.readme, *s.manifest));
   }
   if (s.skeleton && s.manifest)

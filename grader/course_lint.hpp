@@ -36,6 +36,7 @@ struct LabLint {
 // Inputs the text-only rules share, read once per lab.
 struct LabSources {
   LabInfo lab;
+  std::filesystem::path course_root;
   std::optional<Manifest> manifest;  // absent when lab.json does not load
   std::string manifest_error;
   std::optional<std::string> readme, skeleton;

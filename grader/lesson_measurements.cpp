@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "bench_sections.hpp"
 #include "text.hpp"
 
 namespace grader {
@@ -59,19 +60,15 @@ Expected expected_content(const MeasuredTable& t, const std::string& lab_folder,
 }  // namespace
 
 std::optional<std::string> measured_block(const std::string& measurements, const std::string& lab_folder) {
-  const std::string open = "<!-- bench:" + lab_folder + " -->\n", close = "<!-- /bench:" + lab_folder + " -->";
-  const std::size_t a = measurements.find(open);
-  if (a == std::string::npos) return std::nullopt;
-  std::size_t begin = a + open.size();
-  const std::size_t end = measurements.find(close, begin);
-  if (end == std::string::npos) return std::nullopt;
+  auto body = bench_section(measurements, lab_folder);
   // The heading belongs to the measurement file's outline, not to the lesson's.
-  if (measurements.compare(begin, 3, "## ") == 0) {
-    begin = measurements.find('\n', begin);
-    begin = begin == std::string::npos ? end : begin + 1;
-    if (begin < end && measurements[begin] == '\n') ++begin;
+  if (body && body->compare(0, 3, "## ") == 0) {
+    const std::size_t eol = body->find('\n');
+    std::size_t from = eol == std::string::npos ? body->size() : eol + 1;
+    if (from < body->size() && (*body)[from] == '\n') ++from;
+    body->erase(0, from);
   }
-  return measurements.substr(begin, end - begin);
+  return body;
 }
 
 std::string with_current_measurements(const std::string& readme, const std::string& lab_folder,
