@@ -1,0 +1,114 @@
+// What a timing session reports: the ratios with their intervals, the
+// times, rates and batch sizes behind them, and the baseline beside the
+// submission's program against alone (result["timing"]); or why the timed
+// runs could not be trusted (result["timed_failure"]).
+#include "timing_session.cuh"
+
+using nlohmann::json;
+
+namespace memlabs::timing_detail {
+namespace {
+
+// The baseline beside the program, against alone: slower by up to this is noise
+// on every lab; beyond it the speedup is scaled down (see report()).
+constexpr double kNoiseInterference = 1.10;
+
+json interval_json(const std::vector<double>& samples) {
+  if (samples.empty()) return nullptr;
+  const auto i = median_interval(samples);
+  return {{"median", i.median}, {"lo", i.lo}, {"hi", i.hi}, {"n", i.n}};
+}
+
+// FP32 lanes per SM by compute capability: the peak a kernel cannot pass.
+int fp32_lanes(int major, int minor) {
+  if (major >= 9 || (major == 8 && minor >= 6)) return 128;
+  if (major >= 7 || (major == 6 && minor == 0)) return 64;
+  return 128;
+}
+
+double peak_gflops() {
+  int dev = 0, sms = 0, khz = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return 0;
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev);
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+  return 2.0 * sms * fp32_lanes(major, minor) * (khz * 1e3) / 1e9;
+}
+
+}  // namespace
+
+void TimingSession::fail(json& result) {
+  result["status"] = "timed_failure";
+  result["timed_failure"] = {
+      {"kind", failure_.kind}, {"detail", failure_.detail}, {"verified_batches", candidate_batches_ - 1}};
+}
+
+// The plain copy's and the library's times, and the rates of every program timed.
+void TimingSession::add_rates(json& t, double base, double cand) const {
+  const Problem& p = *trusted_sets_[0];
+  const double bytes = p.bytes_moved();
+  if (copy_bytes_ > 0) {
+    const double m = median_of(s_.memcpy_ms);
+    t["memcpy_ms"] = m;
+    t["memcpy_gbps"] = 2.0 * copy_bytes_ / (m * 1e6);
+  }
+  if (library_) {
+    t["library"] = p.library_name();
+    t["library_ms"] = median_of(s_.library_ms);
+    t["library_fraction"] = interval_json(s_.library_fraction);
+  }
+  if (p.flops() > 0) {
+    t["baseline_gflops"] = p.flops() / (base * 1e6);
+    t["candidate_gflops"] = p.flops() / (cand * 1e6);
+    if (library_) t["library_gflops"] = p.flops() / (median_of(s_.library_ms) * 1e6);
+  }
+  t["baseline_gbps"] = bytes / (base * 1e6);
+  t["candidate_gbps"] = bytes / (cand * 1e6);
+}
+
+void TimingSession::report(json& result, double wall, double total) {
+  const Problem& p = *trusted_sets_[0];
+  const double bytes = p.bytes_moved();
+  const double base = median_of(s_.baseline_ms), cand = median_of(s_.candidate_ms);
+  const double solo = median_of(solo_baseline_);
+  const double slowdown = solo > 0 ? base / solo : 0.0;
+  // Beyond what any lab allows for noise, the baseline's slowdown beside the
+  // program does not count in the program's favour: the speedup is taken
+  // against the baseline as fast as it ran alone.
+  double speedup_scale = 1.0;
+  if (slowdown > kNoiseInterference) {
+    speedup_scale = kNoiseInterference / slowdown;
+    for (double& x : s_.speedup) x *= speedup_scale;
+  }
+  json t = {{"rounds", s_.rounds},
+            {"warmup_ms", warmup_ms_},
+            {"wall_s", wall},
+            {"total_s", total},
+            {"converged", converged_},
+            {"extended", extended_},
+            {"bytes_moved", bytes},
+            {"flops", p.flops()},
+            {"batch", k_},
+            {"baseline_batch", k_baseline_},
+            {"overhead_ms", median_of(s_.overhead_ms)},
+            {"fresh_input_batches", fresh_input_sets_},
+            {"verified_launches", verified_launches_},
+            {"baseline_ms", base},
+            {"candidate_ms", cand},
+            {"speedup", interval_json(s_.speedup)},
+            {"aa", interval_json(s_.aa)},
+            {"fraction", interval_json(s_.fraction)},
+            {"peak_gflops", peak_gflops()},
+            {"samples", {{"speedup", s_.speedup}, {"fraction", s_.fraction}, {"aa", s_.aa}}}};
+  add_rates(t, base, cand);
+  t["interference"] = {{"solo_baseline_ms", solo},
+                       {"baseline_ms", base},
+                       {"ratio", slowdown},
+                       {"limit", interference_limit_},
+                       {"speedup_scale", speedup_scale}};
+  result["timing"] = t;
+  result["status"] = slowdown > interference_limit_ ? "interference" : "ok";
+}
+
+}  // namespace memlabs::timing_detail

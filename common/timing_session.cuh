@@ -1,0 +1,102 @@
+// The timing session of timing.cuh, shared by the files that implement it:
+// timing.cu (the protocol: timed alone, warm-up, rounds until the ratios
+// converge, timed alone again), timing_slots.cu (one timed request each, the
+// fresh inputs before a batch and the checks after it) and timing_report.cu
+// (the result the grader reads). Private to those files.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "l2_flush.cuh"
+#include "referee.cuh"
+#include "stats.hpp"
+
+namespace memlabs::timing_detail {
+
+inline double median_of(std::vector<double> v) { return v.empty() ? 0 : median_interval(std::move(v)).median; }
+
+// The ratio samples of the rounds so far, per-launch times with N taken off.
+struct Samples {
+  std::vector<double> baseline_ms, candidate_ms, memcpy_ms, library_ms, overhead_ms;
+  std::vector<double> speedup, fraction, library_fraction, aa;
+  std::size_t rounds = 0;
+};
+
+// Why the candidate's timed runs cannot be trusted to be real work.
+struct TimedFailure {
+  std::string kind;  // "mismatch", "unwritten", "canary", "modified_input"
+  nlohmann::json detail;
+};
+
+class TimingSession {
+ public:
+  TimingSession(const LabDefinition& lab, const RefereeArgs& a);
+  ~TimingSession();
+
+  void run(nlohmann::json& result);
+
+ private:
+  // ---- the protocol's phases (timing.cu) ----
+  std::size_t open_first_set();  // returns the bytes of one buffer set
+  void time_alone(std::size_t set_bytes);
+  void open_sets();
+  bool warm_up();
+  bool sample_until_converged(std::chrono::steady_clock::time_point t0);
+  void time_baseline_alone_again();
+
+  // ---- slots: one timed request each (timing_slots.cu) ----
+  double flushed(ServerProcess& server, const nlohmann::json& request, const std::string& who);
+  nlohmann::json sets_json(const std::vector<std::size_t>& sets) const;
+  std::vector<std::size_t> all_sets() const;
+  double run_variant(ServerProcess& server, const std::vector<std::size_t>& sets, const char* variant,
+                     const std::string& who);
+  double slot_baseline(const std::vector<std::size_t>& sets);
+  double slot_candidate();
+  double slot_copy(std::size_t times);
+  double slot_library();
+  double slot_nop();
+  std::vector<std::size_t> all_sets_trusted() const;
+  std::vector<std::size_t> sample_sets(std::size_t count);
+
+  // ---- inputs and the checks of every batch (timing_slots.cu) ----
+  void new_inputs(bool candidate);
+  bool verify(const std::vector<std::size_t>& sample);
+
+  // ---- rounds (timing.cu) ----
+  bool round(Samples& s);
+  bool all_converged() const;
+  bool any_undecided() const;
+
+  // ---- the result (timing_report.cu) ----
+  void fail(nlohmann::json& result);
+  void report(nlohmann::json& result, double wall, double total);
+  void add_rates(nlohmann::json& t, double base, double cand) const;
+
+  const LabDefinition& lab_;
+  const RefereeArgs& a_;
+  const std::string case_;
+  std::mt19937_64 rng_;
+  cudaStream_t stream_ = nullptr;
+  L2Flush flush_;
+  ServerProcess trusted_, worker_;
+  std::vector<std::unique_ptr<Problem>> trusted_sets_, candidate_sets_;
+  std::vector<std::vector<std::uint64_t>> input_digests_;
+  std::size_t k_ = 1, k_baseline_ = 1, copy_bytes_ = 0;
+  bool host_steps_ = false, library_ = false, converged_ = false, extended_ = false;
+  double interference_limit_ = 1.10;  // the lab's: baseline slower by this beside the submission, not trusted
+  double warmup_ms_ = 0;
+  std::vector<double> solo_baseline_;
+  Samples s_;
+  std::size_t candidate_batches_ = 0, verified_launches_ = 0, verified_outputs_ = 0, fresh_input_sets_ = 0;
+  TimedFailure failure_;
+};
+
+}  // namespace memlabs::timing_detail

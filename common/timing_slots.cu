@@ -1,0 +1,183 @@
+// One round's pieces: the timed slots (a request each, L2 flushed first, the
+// submission's program running only while its own request is served), the
+// fresh inputs before every batch and the checks of every candidate batch
+// after it (outputs written, canaries and inputs intact, a random sample
+// against the baseline). The protocol that orders them is timing.cu.
+#include <algorithm>
+
+#include "device_checks.cuh"
+#include "timing_session.cuh"
+
+using nlohmann::json;
+
+namespace memlabs::timing_detail {
+namespace {
+
+constexpr double kCompareScale = 2.0;  // candidate vs baseline: each within tolerance of the exact answer
+
+// Host arrays (inputs of a lab whose functions take host memory) live in each
+// process separately; only device inputs are shared and worth comparing.
+bool is_device_memory(const void* p) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return a.type == cudaMemoryTypeDevice;
+}
+
+}  // namespace
+
+double TimingSession::flushed(ServerProcess& server, const json& request, const std::string& who) {
+  flush_.flush(stream_);
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  const bool untrusted = &server == &worker_;
+  if (untrusted) worker_.resume();
+  const json reply = expect_reply(server, request, a_.timeout_s, who, case_);
+  if (untrusted && !worker_.pause())
+    throw RunFailure({{"kind", "pause"}, {"message", "your program could not be paused"}});
+  return reply.value("seconds", 0.0);
+}
+
+json TimingSession::sets_json(const std::vector<std::size_t>& sets) const {
+  json j = json::array();
+  for (auto k : sets) j.push_back(k);
+  return j;
+}
+
+std::vector<std::size_t> TimingSession::all_sets() const {
+  std::vector<std::size_t> v(k_);
+  for (std::size_t k = 0; k < k_; ++k) v[k] = k;
+  return v;
+}
+
+// Host-step labs time only the GPU side: their untimed host steps run around it.
+double TimingSession::run_variant(ServerProcess& server, const std::vector<std::size_t>& sets, const char* variant,
+                                  const std::string& who) {
+  const json s = sets_json(sets);
+  if (!host_steps_) return flushed(server, {{"op", "run"}, {"sets", s}, {"variant", variant}}, who);
+  const bool untrusted = &server == &worker_;
+  if (untrusted) worker_.resume();
+  expect_reply(server, {{"op", "before"}, {"sets", s}, {"variant", variant}}, a_.timeout_s, who, case_);
+  if (untrusted && !worker_.pause())
+    throw RunFailure({{"kind", "pause"}, {"message", "your program could not be paused"}});
+  const double t = flushed(server, {{"op", "run"}, {"sets", s}, {"variant", variant}}, who);
+  if (untrusted) worker_.resume();
+  expect_reply(server, {{"op", "after"}, {"sets", s}, {"variant", variant}}, a_.timeout_s, who, case_);
+  if (untrusted && !worker_.pause())
+    throw RunFailure({{"kind", "pause"}, {"message", "your program could not be paused"}});
+  return t;
+}
+
+double TimingSession::slot_baseline(const std::vector<std::size_t>& sets) {
+  return run_variant(trusted_, sets, "baseline", "trusted");
+}
+// The candidate, or with --variant baseline the baseline through the same path (a self-test).
+double TimingSession::slot_candidate() { return run_variant(worker_, all_sets(), a_.variant.c_str(), "worker"); }
+double TimingSession::slot_copy(std::size_t times) {
+  return flushed(trusted_, {{"op", "copy"}, {"bytes", copy_bytes_}, {"times", times}}, "trusted");
+}
+double TimingSession::slot_library() {
+  return flushed(trusted_, {{"op", "library"}, {"sets", sets_json(all_sets_trusted())}}, "trusted");
+}
+double TimingSession::slot_nop() { return flushed(trusted_, {{"op", "nop"}}, "trusted"); }
+
+// Every set in use (a slow candidate uses only the first few of those allocated).
+std::vector<std::size_t> TimingSession::all_sets_trusted() const {
+  std::vector<std::size_t> v(std::min(k_, trusted_sets_.size()));
+  for (std::size_t k = 0; k < v.size(); ++k) v[k] = k;
+  return v;
+}
+
+// `count` distinct sets drawn at random.
+std::vector<std::size_t> TimingSession::sample_sets(std::size_t count) {
+  std::vector<std::size_t> v = all_sets_trusted();
+  std::shuffle(v.begin(), v.end(), rng_);
+  v.resize(std::min(count, v.size()));
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+// New random inputs in every set: one host seed for the batch (host-side
+// state exists once per process), a device seed per set. The submission's
+// program gets its host-side inputs first, then is paused before any device
+// input it could read changes.
+void TimingSession::new_inputs(bool candidate) {
+  const std::uint64_t host_seed = rng_();
+  const auto used = all_sets_trusted();
+  std::vector<std::uint64_t> seeds(used.size());
+  for (auto& s : seeds) s = rng_();
+  expect_reply(trusted_, {{"op", "inputs"}, {"sets", sets_json(used)}, {"seed", host_seed}}, a_.timeout_s, "trusted",
+               case_);
+  for (std::size_t k : used) {
+    trusted_sets_[k]->fill(seeds[k], host_seed);
+    for (auto* o : trusted_sets_[k]->outputs()) o->poison(stream_);
+  }
+  if (candidate) {
+    worker_.resume();
+    expect_reply(worker_, {{"op", "inputs"}, {"sets", sets_json(all_sets())}, {"seed", host_seed}}, a_.timeout_s,
+                 "worker", case_);
+    if (!worker_.pause()) throw RunFailure({{"kind", "pause"}, {"message", "your program could not be paused"}});
+    input_digests_.assign(k_, {});
+    for (std::size_t k = 0; k < k_; ++k) {
+      candidate_sets_[k]->fill(seeds[k], host_seed);
+      for (auto* o : candidate_sets_[k]->outputs()) o->poison(stream_);
+      CUDA_CHECK(cudaDeviceSynchronize());
+      for (const auto& in : candidate_sets_[k]->inputs())
+        input_digests_[k].push_back(is_device_memory(in.data) ? device_digest(in.data, in.bytes, stream_) : 0);
+    }
+    ++fresh_input_sets_;
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// Every candidate output scanned, the inputs compared, and the sample's
+// values against the baseline's. Returns false with failure_ set.
+bool TimingSession::verify(const std::vector<std::size_t>& sample) {
+  for (std::size_t k = 0; k < k_; ++k) {
+    Problem& c = *candidate_sets_[k];
+    const auto ins = c.inputs();
+    for (std::size_t i = 0; i < ins.size(); ++i)
+      if (is_device_memory(ins[i].data) && device_digest(ins[i].data, ins[i].bytes, stream_) != input_digests_[k][i]) {
+        failure_ = {"modified_input", {{"input", ins[i].name}}};
+        return false;
+      }
+    for (auto* o : c.outputs()) {
+      const OutputScan scan = scan_output(*o, stream_);
+      if (scan.unwritten) {
+        failure_ = {"unwritten",
+                    {{"output", o->name()},
+                     {"unwritten", scan.unwritten},
+                     {"count", o->count()},
+                     {"first", format_index(scan.first_unwritten, o->dims())}}};
+        return false;
+      }
+      if (!scan.guard_before_intact || !scan.guard_after_intact) {
+        failure_ = {"canary", {{"output", o->name()}, {"before", !scan.guard_before_intact}}};
+        return false;
+      }
+    }
+  }
+  for (std::size_t k : sample) {
+    auto want = trusted_sets_[k]->outputs();
+    auto got = candidate_sets_[k]->outputs();
+    for (std::size_t j = 0; j < want.size() && j < got.size(); ++j) {
+      const DeviceComparison cmp = compare_outputs(*want[j], *got[j], kCompareScale, stream_);
+      ++verified_outputs_;
+      if (cmp.mismatches) {
+        failure_ = {"mismatch",
+                    {{"output", got[j]->name()},
+                     {"mismatches", cmp.mismatches},
+                     {"count", got[j]->count()},
+                     {"where", format_index(cmp.first, got[j]->dims())},
+                     {"expected", value_json(cmp.expected)},
+                     {"got", value_json(cmp.got)}}};
+        return false;
+      }
+    }
+  }
+  verified_launches_ += sample.size();
+  return true;
+}
+
+}  // namespace memlabs::timing_detail
