@@ -193,6 +193,11 @@ void note_progress(const Session& session, const LintItem& item, std::chrono::st
   if (session.global.json || Activity::enabled()) return;
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
   std::cerr << "    " << item.id << ": " << item.status << " (" << fixed(s, 1) << " s)\n";
+  // A run cut short (a time limit, ^C) never prints the lab's items: say why here.
+  if (item.status == "fail") {
+    std::cerr << "      " << item.summary << "\n";
+    for (const auto& d : item.details) std::cerr << "      " << d << "\n";
+  }
 }
 
 }  // namespace
