@@ -14,6 +14,7 @@
 #include "grading.hpp"
 #include "lesson_checks.hpp"
 #include "lesson_measurements.hpp"
+#include "lesson_numbers.hpp"
 #include "referee_client.hpp"
 #include "session.hpp"
 #include "text.hpp"
@@ -255,6 +256,16 @@ LabLint lint_lab_sources(const LabSources& s) {
                                               "a published copy holds no measurement files to compare with")
                                   : lint_lesson_measurements(*s.readme, s.lab.folder, s.course_root));
     if (s.manifest) l.items.push_back(lint_lesson_thresholds(*s.readme, *s.manifest));
+    if (s.published) {
+      l.items.push_back(make_item("lesson_numbers", "skip", "a published copy holds no measurements to quote"));
+    } else {
+      std::vector<LessonHint> hints;
+      if (s.manifest)
+        for (const auto& st : s.manifest->steps)
+          for (std::size_t h = 0; h < st.hints.size(); ++h)
+            hints.push_back({"lab.json step " + std::to_string(st.id) + " hint " + std::to_string(h + 1), st.hints[h]});
+      l.items.push_back(lint_lesson_numbers(*s.readme, hints, s.lab.folder, s.course_root));
+    }
   }
   if (s.skeleton && s.manifest)
     for (auto& i : lint_todo_markers(*s.skeleton, s.solution, *s.manifest)) l.items.push_back(std::move(i));

@@ -1,0 +1,252 @@
+// Stated measurements and the committed runs behind them (lesson_numbers.hpp).
+#include "lesson_numbers.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <regex>
+#include <set>
+
+#include "lesson_measurements.hpp"
+#include "text.hpp"
+
+namespace grader {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kLogsDir = "docs/measurements/logs";
+const std::string kNotMeasured = "<!-- not measured:";
+
+// Longest first, so that "GFLOP/s" is not read as a bare number before "G".
+const std::vector<std::string> kUnits = {"TFLOP/s", "GFLOP/s", "GB/s", "TB/s", "ms", "µs", "us", "×", "x", "%"};
+
+bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// `text` with the spans that are not prose blanked out, newlines kept, so
+// that offsets and line numbers still point into the original.
+std::string prose_only(const std::string& text) {
+  std::string out = text;
+  const auto blank = [&](std::size_t from, std::size_t to) {
+    for (std::size_t i = from; i < to && i < out.size(); ++i)
+      if (out[i] != '\n') out[i] = ' ';
+  };
+  const auto blank_between = [&](const std::string& open, const std::string& close) {
+    for (std::size_t at = text.find(open); at != std::string::npos; at = text.find(open, at + 1)) {
+      const std::size_t end = text.find(close, at + open.size());
+      const std::size_t stop = end == std::string::npos ? text.size() : end + close.size();
+      blank(at, stop);
+      at = stop - 1;
+    }
+  };
+  blank_between("<!-- measured:", "<!-- /measured -->");
+  blank_between("<!-- checks:", "<!-- /checks:");
+  blank_between("```", "```");
+  // Inline code: commands, identifiers and sizes (`-Xptxas -v`, `32x8`).
+  for (std::size_t at = out.find('`'); at != std::string::npos; at = out.find('`', at + 1)) {
+    const std::size_t end = out.find('`', at + 1);
+    if (end == std::string::npos || out.find('\n', at) < end) continue;
+    blank(at, end + 1);
+    at = end;
+  }
+  // Paragraphs that say their figures are not this course's runs.
+  for (std::size_t at = out.find(kNotMeasured); at != std::string::npos; at = out.find(kNotMeasured, at + 1)) {
+    std::size_t begin = out.rfind("\n\n", at);
+    begin = begin == std::string::npos ? 0 : begin;
+    std::size_t end = out.find("\n\n", at);
+    end = end == std::string::npos ? out.size() : end;
+    blank(begin, end);
+    at = end - 1;
+  }
+  return out;
+}
+
+std::string unit_at(const std::string& s, std::size_t i) {
+  for (const auto& u : kUnits) {
+    if (s.compare(i, u.size(), u) != 0) continue;
+    const std::size_t after = i + u.size();
+    // "ms" in "msec" or "x" in "x86" is no unit.
+    if (std::isalpha(static_cast<unsigned char>(u.back())) && after < s.size() && is_word_char(s[after])) continue;
+    return u;
+  }
+  return "";
+}
+
+// A factor of a size: "1000×777", "32 × 32", "8x32".
+bool followed_by_factor(const std::string& s, std::size_t after_unit) {
+  std::size_t j = after_unit;
+  while (j < s.size() && (s[j] == ' ' || s[j] == '\n')) ++j;
+  return j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]));
+}
+
+bool preceded_by_factor(const std::string& s, std::size_t start) {
+  std::size_t j = start;
+  while (j > 0 && (s[j - 1] == ' ' || s[j - 1] == '\n')) --j;
+  if (j > 0 && s[j - 1] == 'x') return j < 2 || !is_word_char(s[j - 2]);
+  const std::string times = "×";
+  return j >= times.size() && s.compare(j - times.size(), times.size(), times) == 0;
+}
+
+// Every number in a source, as written (thousands separators dropped).
+std::vector<double> numbers_in(const std::string& source) {
+  std::vector<double> out;
+  std::string digits;
+  const auto flush = [&] {
+    if (!digits.empty() && digits.back() == '.') digits.pop_back();
+    if (!digits.empty()) out.push_back(std::stod(digits));
+    digits.clear();
+  };
+  for (std::size_t i = 0; i < source.size(); ++i) {
+    const char c = source[i];
+    const bool digit = std::isdigit(static_cast<unsigned char>(c));
+    if (digit) {
+      digits += c;
+    } else if (c == '.' && !digits.empty() && digits.find('.') == std::string::npos && i + 1 < source.size() &&
+               std::isdigit(static_cast<unsigned char>(source[i + 1]))) {
+      digits += c;
+    } else if (c == ',' && !digits.empty() && digits.find('.') == std::string::npos && i + 3 < source.size() &&
+               std::isdigit(static_cast<unsigned char>(source[i + 1])) &&
+               std::isdigit(static_cast<unsigned char>(source[i + 2])) &&
+               std::isdigit(static_cast<unsigned char>(source[i + 3]))) {
+      // "32,768": one number.
+    } else {
+      flush();
+    }
+  }
+  flush();
+  return out;
+}
+
+int decimals_of(const std::string& value) {
+  const std::size_t dot = value.find('.');
+  return dot == std::string::npos ? 0 : static_cast<int>(value.size() - dot - 1);
+}
+
+// The measurement files a text names, relative to the course root: a log by
+// its file name ("h100-subword-bank-conflicts.log"), any other by its path
+// ("docs/measurements/h100-before-and-after-referee.md").
+std::set<std::string> named_measurements(const std::string& text) {
+  static const std::regex log_name(R"((^|[^A-Za-z0-9_./-])([A-Za-z0-9_.-]+\.log)\b)");
+  static const std::regex path(R"((docs/measurements/[A-Za-z0-9_./-]*[A-Za-z0-9_-]\.(md|log|txt))\b)");
+  std::set<std::string> out;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), log_name); it != std::sregex_iterator(); ++it)
+    out.insert(kLogsDir + "/" + std::string((*it)[2]));
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), path); it != std::sregex_iterator(); ++it)
+    if (std::string((*it)[1]).find("..") == std::string::npos) out.insert((*it)[1]);
+  return out;
+}
+
+}  // namespace
+
+std::vector<StatedNumber> stated_numbers(const std::string& text, const std::string& where_prefix, bool line_numbers) {
+  const std::string s = prose_only(text);
+  std::vector<StatedNumber> out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) continue;
+    // A number starts after a space, a bracket or punctuation: not inside
+    // a word ("sm_90", "lab05"), a version ("13.0"), or a range's second half.
+    const bool starts = i == 0 || !(is_word_char(s[i - 1]) || s[i - 1] == '.' || s[i - 1] == ',' || s[i - 1] == '/' ||
+                                    s[i - 1] == '-' || s[i - 1] == '^');
+    std::size_t j = i;
+    std::string value;
+    while (j < s.size()) {
+      const char c = s[j];
+      if (std::isdigit(static_cast<unsigned char>(c))) {
+        value += c;
+      } else if (c == ',' && j + 3 < s.size() && value.find('.') == std::string::npos &&
+                 std::isdigit(static_cast<unsigned char>(s[j + 1])) &&
+                 std::isdigit(static_cast<unsigned char>(s[j + 2])) &&
+                 std::isdigit(static_cast<unsigned char>(s[j + 3])) &&
+                 (j + 4 >= s.size() || !std::isdigit(static_cast<unsigned char>(s[j + 4])))) {
+        // thousands separator: skipped
+      } else if (c == '.' && value.find('.') == std::string::npos && j + 1 < s.size() &&
+                 std::isdigit(static_cast<unsigned char>(s[j + 1]))) {
+        value += c;
+      } else {
+        break;
+      }
+      ++j;
+    }
+    const std::size_t start = i;
+    i = j - 1;
+    if (!starts) continue;
+    std::size_t k = j;
+    if (k < s.size() && s[k] == ' ') ++k;
+    const std::string unit = unit_at(s, k);
+    if (unit.empty()) continue;
+    if ((unit == "×" || unit == "x") && (followed_by_factor(s, k + unit.size()) || preceded_by_factor(s, start)))
+      continue;
+    StatedNumber n;
+    n.value = value;
+    n.unit = unit;
+    n.where = where_prefix;
+    if (line_numbers) n.where += ":" + std::to_string(1 + std::count(s.begin(), s.begin() + start, '\n'));
+    const std::size_t from = start > 50 ? start - 50 : 0;
+    n.context = trim(text.substr(from, k + unit.size() - from + 20));
+    for (auto& c : n.context)
+      if (c == '\n') c = ' ';
+    out.push_back(n);
+  }
+  return out;
+}
+
+bool backed_by(const std::string& value, const std::string& source) {
+  const int d = decimals_of(value);
+  const double scale = std::pow(10.0, d);
+  const long long want = std::llround(std::stod(value) * scale);
+  for (const double v : numbers_in(source))
+    // Half up, as a person rounds 4.925 to 4.93 (the double below 4.925 must not round down).
+    if (static_cast<long long>(std::floor(v * scale + 0.5 + 1e-9)) == want) return true;
+  return false;
+}
+
+LintItem lint_lesson_numbers(const std::string& readme, const std::vector<LessonHint>& hints,
+                             const std::string& lab_folder, const fs::path& course_root) {
+  // What the lesson may quote: its lab's measured tables and the logs it names.
+  std::string sources;
+  std::vector<std::string> named;
+  static const std::regex marker(R"(<!-- measured: ([^ ]+) -->)");
+  for (auto it = std::sregex_iterator(readme.begin(), readme.end(), marker); it != std::sregex_iterator(); ++it) {
+    const std::string file = (*it)[1];
+    if (file.find("..") != std::string::npos) continue;
+    if (const auto text = read_file(course_root / file))
+      if (const auto block = measured_block(*text, lab_folder)) {
+        sources += *block + "\n";
+        named.push_back(file);
+      }
+  }
+  std::string all_text = readme;
+  for (const auto& h : hints) all_text += "\n" + h.text;
+  for (const auto& file : named_measurements(all_text))
+    if (std::find(named.begin(), named.end(), file) != named.end()) {
+      continue;  // the file of a measured table: its lab's block is in already
+    } else if (const auto text = read_file(course_root / file)) {
+      // A measurement file's other labs are not this lesson's runs.
+      const auto block = measured_block(*text, lab_folder);
+      sources += (block && fs::path(file).extension() == ".md" ? *block : *text) + "\n";
+      named.push_back(file);
+    }
+
+  std::vector<StatedNumber> stated = stated_numbers(readme, "README.md");
+  for (const auto& h : hints)
+    for (auto& n : stated_numbers(h.text, h.where, false)) stated.push_back(n);
+  std::vector<std::string> unbacked;
+  for (const auto& n : stated)
+    if (!backed_by(n.value, sources))
+      unbacked.push_back(n.where + ": " + n.value + " " + n.unit + " (\"…" + n.context + "…\")");
+  if (unbacked.empty())
+    return make_item("lesson_numbers", "pass",
+                     std::to_string(stated.size()) + " measured number" + (stated.size() == 1 ? "" : "s") +
+                         " in the lesson and its hints, each found in " +
+                         (named.empty() ? std::string("a named run") : join(named, ", ")));
+  unbacked.push_back(
+      "quote a committed run: name its log (docs/measurements/logs/NAME.log) in the lesson, or copy the bench "
+      "table with <!-- measured: docs/measurements/h100.md -->; a figure that is not this course's run (a source "
+      "lesson's claim, a bound worked out by hand) goes in a paragraph marked <!-- not measured: why -->");
+  return make_item("lesson_numbers", "fail",
+                   std::to_string(unbacked.size() - 1) + " measured number" + (unbacked.size() == 2 ? "" : "s") +
+                       " in the lesson or its hints that no committed run it names holds",
+                   unbacked);
+}
+
+}  // namespace grader

@@ -1,0 +1,47 @@
+// Every number a lesson states as a measurement comes from a committed run.
+//
+// A measurement here is a number with a unit of time (ms, µs, us), of rate
+// (GB/s, TB/s, GFLOP/s, TFLOP/s), a ratio (×, x) or a percentage, in the
+// lesson's prose or in its hints. It is backed when a source the lesson names
+// holds a value that rounds to it at the precision the lesson writes (4.93
+// from 4.925, 48 % from 48.0). The sources are the lab's block of each
+// measurement file the lesson copies (`<!-- measured: FILE -->`), every log
+// under docs/measurements/logs/ whose file name the lesson or its hints
+// mention, and any other file under docs/measurements/ they name by path. Sizes (1000×777, 32 × 32 blocks) are not measurements; nor is
+// anything in code, in a generated block (measured tables, lists of checks)
+// or in a paragraph that says why its figures are not this course's runs
+// with `<!-- not measured: WHY -->` (a source lesson's claim being corrected,
+// a bound worked out by hand).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "course_lint.hpp"
+
+namespace grader {
+
+// A number with its unit as the lesson writes it, and where.
+struct StatedNumber {
+  std::string value;  // digits as written, without thousands separators: "1306", "4.93"
+  std::string unit;   // "ms", "GB/s", "×", "%", ...
+  std::string where;  // "README.md:41" or "lab.json step 3 hint 2"
+  std::string context;
+};
+
+// The measurements stated in `text`, each `where` being `where_prefix` and
+// (when `line_numbers`) the line; skips what the header above says is skipped.
+std::vector<StatedNumber> stated_numbers(const std::string& text, const std::string& where_prefix,
+                                         bool line_numbers = true);
+// Whether some number in `source` rounds to `value` at value's precision.
+bool backed_by(const std::string& value, const std::string& source);
+// A hint's text, with where it is ("lab.json step 3 hint 2").
+struct LessonHint {
+  std::string where, text;
+};
+// Passes when every stated measurement of the lesson and its hints is backed.
+LintItem lint_lesson_numbers(const std::string& readme, const std::vector<LessonHint>& hints,
+                             const std::string& lab_folder, const std::filesystem::path& course_root);
+
+}  // namespace grader

@@ -1,0 +1,96 @@
+#include "lesson_numbers.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+
+namespace grader {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> values(const std::vector<StatedNumber>& v) {
+  std::vector<std::string> out;
+  for (const auto& n : v) out.push_back(n.value + n.unit);
+  return out;
+}
+
+TEST(StatedNumbers, ReadsTimesRatesRatiosAndPercentages) {
+  const auto v =
+      stated_numbers("It took 0.252 ms, ran at 2,131 GB/s, 2.86× and 2x the baseline, 48 % of a copy.\n", "README.md");
+  EXPECT_EQ(values(v), (std::vector<std::string>{"0.252ms", "2131GB/s", "2.86×", "2x", "48%"}));
+  EXPECT_EQ(v[0].where, "README.md:1");
+}
+
+TEST(StatedNumbers, SizesVersionsAndNamesAreNotMeasurements) {
+  const auto v = stated_numbers(
+      "Matrices of 1000×777, 33 × 4097 and 1 × 1 × 1; blocks of 64 x 4; sm_90 and CUDA 13.0; lab05 at 8192x8192; "
+      "the x86 host; 3 ×\n5 tiles.\n",
+      "README.md");
+  EXPECT_TRUE(v.empty()) << (v.empty() ? "" : v.front().value + v.front().unit + " in " + v.front().context);
+}
+
+TEST(StatedNumbers, SkipsCodeGeneratedBlocksAndMarkedParagraphs) {
+  const std::string text =
+      "Run `nvcc -O3 -arch=sm_90 && echo 2.5x` to see.\n\n```\nspeedup 9.9x\n```\n\n"
+      "<!-- measured: docs/measurements/gpu.md -->\n| 1.23× |\n<!-- /measured -->\n\n"
+      "<!-- checks:1: generated -->\n- at least 85 %\n<!-- /checks:1 -->\n\n"
+      "A source lesson claims 2.3×. <!-- not measured: the claim being corrected -->\nand 32× too.\n\n"
+      "But this 7.5 ms counts.\n";
+  const auto v = stated_numbers(text, "README.md");
+  ASSERT_EQ(values(v), (std::vector<std::string>{"7.5ms"}));
+  EXPECT_EQ(v[0].where, "README.md:18");
+}
+
+TEST(BackedBy, MatchesAtThePrecisionTheLessonWrites) {
+  EXPECT_TRUE(backed_by("4.93", "tiled16x16 4.925 ms"));
+  EXPECT_TRUE(backed_by("48", "| 48.0 |"));
+  EXPECT_TRUE(backed_by("2131", "2,131 GB/s"));
+  EXPECT_TRUE(backed_by("1.26", "speed 1.26"));
+  EXPECT_FALSE(backed_by("93.8", "92.1 and 103.5"));
+  EXPECT_FALSE(backed_by("1.3", "1.24"));
+}
+
+class NumbersLesson : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static int n = 0;
+    root = fs::temp_directory_path() / ("lesson_numbers_test-" + std::to_string(getpid()) + "-" + std::to_string(n++));
+    fs::create_directories(root / "docs" / "measurements" / "logs");
+    std::ofstream(root / "docs" / "measurements" / "gpu.md")
+        << "<!-- bench:lab01-x -->\n## lab01-x: X\n\n| reference | 0.581 | 1847 | 2.32 |\n<!-- /bench:lab01-x -->\n"
+        << "<!-- bench:lab02-y -->\n## lab02-y: Y\n\n| reference | 9.99 |\n<!-- /bench:lab02-y -->\n";
+    std::ofstream(root / "docs" / "measurements" / "logs" / "probe.log") << "tile/direct 1.26\n";
+  }
+  void TearDown() override { fs::remove_all(root); }
+  fs::path root;
+  const std::string table = "<!-- measured: docs/measurements/gpu.md -->\n<!-- /measured -->\n\n";
+};
+
+TEST_F(NumbersLesson, PassesWhenTheLabsTableOrANamedLogHoldsEachNumber) {
+  const std::string readme = table +
+                             "The reference runs at 1847 GB/s, 2.32× the baseline.\n\n"
+                             "The probe (probe.log) found the tile 1.26× faster.\n";
+  const LintItem i = lint_lesson_numbers(readme, {{"lab.json step 1 hint 1", "about 2.3× here"}}, "lab01-x", root);
+  EXPECT_EQ(i.status, "pass") << i.summary;
+}
+
+TEST_F(NumbersLesson, FailsANumberNoNamedRunHolds) {
+  // 9.99 is another lab's; 1.26 is in a log this lesson does not name.
+  const std::string readme = table + "The reference reaches 9.99× and the tile 1.26×.\n";
+  const LintItem i =
+      lint_lesson_numbers(readme, {{"lab.json step 2 hint 3", "we saw 93.2 % of memcpy"}}, "lab01-x", root);
+  ASSERT_EQ(i.status, "fail");
+  ASSERT_EQ(i.details.size(), 4u);
+  EXPECT_NE(i.details[0].find("README.md:4: 9.99 ×"), std::string::npos) << i.details[0];
+  EXPECT_NE(i.details[1].find("1.26 ×"), std::string::npos);
+  EXPECT_NE(i.details[2].find("lab.json step 2 hint 3: 93.2 %"), std::string::npos) << i.details[2];
+}
+
+TEST_F(NumbersLesson, ALessonWithoutMeasurementsPasses) {
+  EXPECT_EQ(lint_lesson_numbers("Banks are 4 bytes wide; 32 of them.\n", {}, "lab01-x", root).status, "pass");
+}
+
+}  // namespace
+}  // namespace grader
