@@ -35,6 +35,53 @@ bool agrees_to_pay(const HintOptions& o, const std::string& question) {
   return !answer.empty() && (answer[0] == 'y' || answer[0] == 'Y');
 }
 
+// Said before a hint the student has not seen (`seen` of them so far): what
+// hints cost, and where they cost points, the student's agreement. False when
+// the student declines, after the hints already seen (free) are shown again.
+bool cleared_to_show(const HintOptions& o, const GlobalOptions& g, const LabInfo& lab, const Step& step,
+                     const HintPolicy& policy, int seen) {
+  const int total = static_cast<int>(step.hints.size());
+  if (seen >= total) return true;
+  if (!policy.costs_points()) {
+    if (!g.json) std::cout << Style::dim(policy.sentence()) << "\n\n";
+    return true;
+  }
+  const std::string cost = "hint " + std::to_string(seen + 1) + "/" + std::to_string(total) + " of " + lab.id +
+                           " step " + std::to_string(step.id) + " costs " + format_number(*policy.penalty, 3) +
+                           " points in this class";
+  if (agrees_to_pay(o, "The next " + cost + ". Show it?")) return true;
+  if (!g.json && seen > 0) {
+    std::cout << Style::bold(lab.id + " step " + std::to_string(step.id)) << "  " << step.title << "\n\n";
+    for (int i = 0; i < seen; ++i)
+      std::cout << "  " << Style::dim("hint " + std::to_string(i + 1) + "/" + std::to_string(total) + ": ")
+                << step.hints[i] << "\n";
+    std::cout << "\n";
+  }
+  if (g.json || !::isatty(STDIN_FILENO))
+    throw CourseError("the next " + cost + ", so it was not shown without your agreement: run grader hint " + lab.id +
+                      " --yes to see it");
+  std::cout << "Not shown; nothing was counted.\n";
+  return false;
+}
+
+// The step's hints up to the `shown`th, the newest in bold when it is new.
+void print_hints(const LabInfo& lab, const Step& step, const std::vector<std::string>& warnings, int shown,
+                 bool fresh) {
+  const int total = static_cast<int>(step.hints.size());
+  for (const auto& w : warnings) std::cout << Style::yellow("note: ") << w << "\n";
+  std::cout << Style::bold(lab.id + " step " + std::to_string(step.id)) << "  " << step.title << "\n\n";
+  if (step.hints.empty()) {
+    std::cout << "  This step has no hints: the lesson (" << lab.folder << "/README.md) has what it needs.\n";
+    return;
+  }
+  for (int i = 0; i < shown; ++i) {
+    const std::string label = "hint " + std::to_string(i + 1) + "/" + std::to_string(total) + ": ";
+    const bool newest = i == shown - 1 && fresh;
+    std::cout << "  " << (newest ? Style::bold(label) : Style::dim(label)) << step.hints[i] << "\n";
+  }
+  if (!fresh) std::cout << "\n  " << Style::dim("That is every hint for this step.") << "\n";
+}
+
 int run_hint(const HintOptions& o, const GlobalOptions& g) {
   const Course course = Course::discover(g.root);
   const LabInfo& lab = course.resolve(o.lab);
@@ -71,38 +118,14 @@ int run_hint(const HintOptions& o, const GlobalOptions& g) {
   }
 
   // What it costs is said before a hint the student has not seen.
-  const auto seen = [&](const ProgressStore& st) {
-    const LabProgress* p = st.find(lab.id);
+  const int seen = [&] {
+    const LabProgress* p = store.find(lab.id);
     if (!p) return 0;
     const auto it = p->hints_shown.find(step->id);
     return it == p->hints_shown.end() ? 0 : it->second;
-  };
+  }();
   const int total = static_cast<int>(step->hints.size());
-  const bool would_show_new = seen(store) < total;
-  if (would_show_new && policy.costs_points()) {
-    const std::string cost = "hint " + std::to_string(seen(store) + 1) + "/" + std::to_string(total) + " of " + lab.id +
-                             " step " + std::to_string(step->id) + " costs " + format_number(*policy.penalty, 3) +
-                             " points in this class";
-    const bool agreed = agrees_to_pay(o, "The next " + cost + ". Show it?");
-    // The hints already seen are free: shown again when the next is refused.
-    const int already = seen(store);
-    if (!agreed && !g.json && already > 0) {
-      std::cout << Style::bold(lab.id + " step " + std::to_string(step->id)) << "  " << step->title << "\n\n";
-      for (int i = 0; i < already; ++i)
-        std::cout << "  " << Style::dim("hint " + std::to_string(i + 1) + "/" + std::to_string(total) + ": ")
-                  << step->hints[i] << "\n";
-      std::cout << "\n";
-    }
-    if (!agreed) {
-      if (g.json || !::isatty(STDIN_FILENO))
-        throw CourseError("the next " + cost + ", so it was not shown without your agreement: run grader hint " +
-                          lab.id + " --yes to see it");
-      std::cout << "Not shown; nothing was counted.\n";
-      return kExitPass;
-    }
-  } else if (would_show_new && !g.json) {
-    std::cout << Style::dim(policy.sentence()) << "\n\n";
-  }
+  if (!cleared_to_show(o, g, lab, *step, policy, seen)) return kExitPass;
 
   // Counted under the progress lock, against the file as it is now.
   int shown = 0;
@@ -125,18 +148,7 @@ int run_hint(const HintOptions& o, const GlobalOptions& g) {
     std::cout << out.dump(2) << "\n";
     return kExitPass;
   }
-  for (const auto& w : warnings) std::cout << Style::yellow("note: ") << w << "\n";
-  std::cout << Style::bold(lab.id + " step " + std::to_string(step->id)) << "  " << step->title << "\n\n";
-  if (step->hints.empty()) {
-    std::cout << "  This step has no hints: the lesson (" << lab.folder << "/README.md) has what it needs.\n";
-    return kExitPass;
-  }
-  for (int i = 0; i < shown; ++i) {
-    const std::string label = "hint " + std::to_string(i + 1) + "/" + std::to_string(total) + ": ";
-    const bool newest = i == shown - 1 && fresh;
-    std::cout << "  " << (newest ? Style::bold(label) : Style::dim(label)) << step->hints[i] << "\n";
-  }
-  if (!fresh) std::cout << "\n  " << Style::dim("That is every hint for this step.") << "\n";
+  print_hints(lab, *step, warnings, shown, fresh);
   return kExitPass;
 }
 

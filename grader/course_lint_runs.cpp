@@ -200,13 +200,10 @@ void note_progress(const Session& session, const LintItem& item, std::chrono::st
   }
 }
 
-}  // namespace
-
-void lint_lab_gpu(Session& session, const LabSources& s, const GpuLintOptions& o, LabLint& out) {
-  if (!s.manifest || !s.skeleton) return;
+// As shipped, the skeleton must fail the lab's first step.
+void lint_skeleton_on_gpu(Session& session, const LabSources& s, const GpuLintOptions& o, LabLint& out) {
   const Manifest& m = *s.manifest;
   const int first = m.steps.front().id;
-
   const auto skeleton_since = std::chrono::steady_clock::now();
   const GradeReport sk = grade(session, s, s.lab.dir / m.student_file, false, o.cap_s);
   const auto sk_fails = failing_checks(sk);
@@ -226,16 +223,11 @@ void lint_lab_gpu(Session& session, const LabSources& s, const GpuLintOptions& o
                                          : "grading exits " + std::to_string(sk.exit_code)),
                   sk_fails));
   note_progress(session, out.items.back(), skeleton_since);
+}
 
-  // A published copy grades with the referee built from its own public files,
-  // so the skeleton's verdict above still means something; the rest needs the solution.
-  if (!s.solution) {
-    out.items.push_back(make_item(
-        "solution_gpu", "skip",
-        s.published ? "a published copy: the solution passes, threshold margins and fixture verdicts need solutions/"
-                    : "no solution: the solution passes, threshold margins and fixture verdicts cannot run"));
-    return;
-  }
+// The solution must pass every step.
+void lint_solution_on_gpu(Session& session, const LabSources& s, const GpuLintOptions& o, LabLint& out) {
+  const Manifest& m = *s.manifest;
   const auto solution_since = std::chrono::steady_clock::now();
   const GradeReport so = grade(session, s, *s.solution_path, true, o.cap_s);
   if (so.exit_code == kExitPass) {
@@ -252,7 +244,11 @@ void lint_lab_gpu(Session& session, const LabSources& s, const GpuLintOptions& o
                                   d));
   }
   note_progress(session, out.items.back(), solution_since);
+}
 
+// Every timed threshold against the reference's own timing, case by case.
+void lint_margins(Session& session, const LabSources& s, const GpuLintOptions& o, LabLint& out) {
+  const Manifest& m = *s.manifest;
   // The reference solution's own timing, as grading.cpp's timing_for asks the
   // student's: one session per case decides every threshold on it.
   const auto builds = session.builder->build({{s.lab.dir, *s.solution_path, "solution kernel.cu", m.link}});
@@ -314,7 +310,11 @@ void lint_lab_gpu(Session& session, const LabSources& s, const GpuLintOptions& o
     std::error_code ec;
     fs::remove_all(run_dir, ec);
   }
+}
 
+// Every fixture's GPU verdict against its // expect: line.
+void lint_fixtures_on_gpu(Session& session, const LabSources& s, const GpuLintOptions& o, LabLint& out) {
+  const Manifest& m = *s.manifest;
   for (const auto& f : s.fixtures) {
     const std::string id = "fixture_gpu:" + f.stem().string();
     // Its static verdict may have failed; the GPU verdict still says more.
@@ -335,6 +335,25 @@ void lint_lab_gpu(Session& session, const LabSources& s, const GpuLintOptions& o
                                     diagnostics_lines(why, 20)));
     note_progress(session, out.items.back(), since);
   }
+}
+
+}  // namespace
+
+void lint_lab_gpu(Session& session, const LabSources& s, const GpuLintOptions& o, LabLint& out) {
+  if (!s.manifest || !s.skeleton) return;
+  lint_skeleton_on_gpu(session, s, o, out);
+  // A published copy grades with the referee built from its own public files,
+  // so the skeleton's verdict above still means something; the rest needs the solution.
+  if (!s.solution) {
+    out.items.push_back(make_item(
+        "solution_gpu", "skip",
+        s.published ? "a published copy: the solution passes, threshold margins and fixture verdicts need solutions/"
+                    : "no solution: the solution passes, threshold margins and fixture verdicts cannot run"));
+    return;
+  }
+  lint_solution_on_gpu(session, s, o, out);
+  lint_margins(session, s, o, out);
+  lint_fixtures_on_gpu(session, s, o, out);
 }
 
 }  // namespace grader

@@ -249,34 +249,42 @@ VerifyResult verify_published(const fs::path& root) {
   return v;
 }
 
-PublishResult publish(const Course& course, const PublishOptions& o) {
-  const auto t0 = std::chrono::steady_clock::now();
-  PublishResult res;
-  const fs::path root = course.root();
+namespace {
 
+// The labs to publish, in course order, with their manifests and student files.
+struct PublishedLabs {
   std::vector<const LabInfo*> labs;
-  if (o.labs.empty())
-    for (const auto& l : course.labs()) labs.push_back(&l);
-  for (const auto& q : o.labs) {
-    const LabInfo& l = course.resolve(q);
-    if (std::find(labs.begin(), labs.end(), &l) == labs.end()) labs.push_back(&l);
-  }
-  if (labs.empty()) throw PublishError("the course has no labs to publish", kExitUsage);
-  std::sort(labs.begin(), labs.end(), [](const LabInfo* a, const LabInfo* b) { return a->number < b->number; });
   std::vector<std::string> folders, student_files;
   std::vector<Manifest> manifests;
+};
+
+PublishedLabs labs_to_publish(const Course& course, const PublishOptions& o) {
+  PublishedLabs p;
+  if (o.labs.empty())
+    for (const auto& l : course.labs()) p.labs.push_back(&l);
+  for (const auto& q : o.labs) {
+    const LabInfo& l = course.resolve(q);
+    if (std::find(p.labs.begin(), p.labs.end(), &l) == p.labs.end()) p.labs.push_back(&l);
+  }
+  if (p.labs.empty()) throw PublishError("the course has no labs to publish", kExitUsage);
+  std::sort(p.labs.begin(), p.labs.end(), [](const LabInfo* a, const LabInfo* b) { return a->number < b->number; });
   std::error_code ec;
-  for (const auto* l : labs) {
+  for (const auto* l : p.labs) {
     if (!fs::is_regular_file(course.solution_kernel(*l), ec))
       throw PublishError("no solution at " + course.solution_kernel(*l).string() + ": the copy is searched for " +
                              "every solution's text before it is written (publish from the instructor's course, " +
                              "not from a class copy)",
                          kExitUsage);
-    manifests.push_back(load_manifest(l->dir / "lab.json"));
-    folders.push_back(l->folder);
-    student_files.push_back("labs/" + l->folder + "/" + manifests.back().student_file);
+    p.manifests.push_back(load_manifest(l->dir / "lab.json"));
+    p.folders.push_back(l->folder);
+    p.student_files.push_back("labs/" + l->folder + "/" + p.manifests.back().student_file);
   }
+  return p;
+}
 
+// --out as an absolute folder outside the course, checked before anything is
+// built; `exists` says whether an earlier copy (or an empty folder) is replaced.
+fs::path publish_destination(const fs::path& root, const PublishOptions& o, bool& exists) {
   if (o.out.empty()) throw PublishError("--out: no folder given", kExitUsage);
   const fs::path out = fs::absolute(o.out).lexically_normal();
   const fs::path out_clean = out.filename().empty() ? out.parent_path() : out;
@@ -288,7 +296,8 @@ PublishResult publish(const Course& course, const PublishOptions& o) {
     if (inside(out_clean, root / tree) || out_clean == root / tree)
       throw PublishError(
           "--out " + o.out.string() + " is inside the course's " + tree + "/; choose a folder outside it", kExitUsage);
-  const bool exists = fs::exists(out_clean, ec);
+  std::error_code ec;
+  exists = fs::exists(out_clean, ec);
   if (exists) {
     if (!o.force) throw PublishError(out_clean.string() + " already exists; --force replaces it", kExitUsage);
     const bool empty_dir = fs::is_directory(out_clean, ec) && fs::is_empty(out_clean, ec);
@@ -301,18 +310,83 @@ PublishResult publish(const Course& course, const PublishOptions& o) {
     throw PublishError(
         "cannot publish into " + out_clean.string() + ": " + out_clean.parent_path().string() + " is not a folder",
         kExitUsage);
+  return out_clean;
+}
 
-  res.out = out_clean;
-  res.labs = folders;
+// The copy's files in `tmp`: the course's public files, the student README and
+// syllabus, each skeleton as handed out, and the manifest, after a search for
+// any solution's text.
+void write_copy(const fs::path& root, const fs::path& tmp, const PublishedLabs& p, const std::vector<fs::path>& files,
+                const std::string& readme, const std::string& syllabus, const std::vector<SolutionProbe>& probes,
+                const PublishOptions& o, PublishResult& res) {
+  for (const auto& rel : files) {
+    fs::create_directories((tmp / rel).parent_path());
+    fs::copy_file(root / rel, tmp / rel, fs::copy_options::overwrite_existing);
+    fs::permissions(tmp / rel, fs::status(root / rel).permissions());
+  }
+  write_file(tmp / "README.md", readme);
+  write_file(tmp / "syllabus.md", syllabus);
+  res.files = files.size() + 2;
+  // The student files as handed out, so `grader reset` can restore one.
+  for (std::size_t i = 0; i < p.labs.size(); ++i) {
+    const fs::path skeleton = published_skeleton(tmp, p.labs[i]->folder, p.manifests[i].student_file);
+    fs::create_directories(skeleton.parent_path());
+    fs::copy_file(tmp / p.student_files[i], skeleton);
+    res.files += 1;
+  }
+
+  const auto leaks = find_solution_leaks(tmp, probes);
+  if (!leaks.empty())
+    throw PublishError("solution source found in the class copy, so nothing was published:\n  " + join(leaks, "\n  ") +
+                           "\nRemove it from the course (or move it out of the published folders) and publish again.",
+                       kExitUsage);
+
+  json manifest = make_published_manifest(tmp, p.folders, p.student_files);
+  if (o.hint_penalty) manifest["hint_penalty"] = *o.hint_penalty;
+  res.protected_files = manifest["files"].size();
+  write_file(tmp / kPublishedManifest, manifest.dump(2) + "\n");
+  res.files += 1;
+}
+
+// `tmp` becomes `out`; an earlier copy there is put back if that fails.
+void swap_into_place(const fs::path& tmp, const fs::path& out, bool exists) {
+  if (!exists) {
+    fs::rename(tmp, out);
+    return;
+  }
+  std::error_code ec;
+  const fs::path old = out.parent_path() / (out.filename().string() + ".old-" + std::to_string(getpid()));
+  fs::rename(out, old);
+  try {
+    fs::rename(tmp, out);
+  } catch (...) {
+    fs::rename(old, out, ec);  // put the earlier copy back
+    throw;
+  }
+  fs::remove_all(old, ec);
+}
+
+}  // namespace
+
+PublishResult publish(const Course& course, const PublishOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  PublishResult res;
+  const fs::path root = course.root();
+  const PublishedLabs labs = labs_to_publish(course, o);
+  bool exists = false;
+  const fs::path out = publish_destination(root, o, exists);
+  res.out = out;
+  res.labs = labs.folders;
 
   // Read everything that can fail for a course reason before building anything.
-  const std::vector<fs::path> files = select_files(root, folders);
+  const std::vector<fs::path> files = select_files(root, labs.folders);
   if (o.hint_penalty && !(*o.hint_penalty >= 0))
     throw PublishError("--hint-penalty must be a number of points >= 0", kExitUsage);
   const std::string readme =
       with_hint_policy(student_readme(read_course_file(root / "README.md")), HintPolicy{o.hint_penalty});
-  const std::string syllabus = filter_syllabus(read_course_file(root / "syllabus.md"), folders);
+  const std::string syllabus = filter_syllabus(read_course_file(root / "syllabus.md"), labs.folders);
   std::vector<SolutionProbe> probes;
+  std::error_code ec;
   for (const auto& l : course.labs()) {
     const fs::path sol = course.solution_kernel(l);
     if (!fs::is_regular_file(sol, ec)) continue;
@@ -320,53 +394,12 @@ PublishResult publish(const Course& course, const PublishOptions& o) {
                                          read_course_file(sol)));
   }
 
-  const fs::path tmp = out_clean.parent_path() / (out_clean.filename().string() + ".tmp-" + std::to_string(getpid()));
+  const fs::path tmp = out.parent_path() / (out.filename().string() + ".tmp-" + std::to_string(getpid()));
   fs::remove_all(tmp, ec);
   fs::create_directories(tmp);
   try {
-    for (const auto& rel : files) {
-      fs::create_directories((tmp / rel).parent_path());
-      fs::copy_file(root / rel, tmp / rel, fs::copy_options::overwrite_existing);
-      fs::permissions(tmp / rel, fs::status(root / rel).permissions());
-    }
-    write_file(tmp / "README.md", readme);
-    write_file(tmp / "syllabus.md", syllabus);
-    res.files = files.size() + 2;
-    // The student files as handed out, so `grader reset` can restore one.
-    for (std::size_t i = 0; i < labs.size(); ++i) {
-      const fs::path skeleton = published_skeleton(tmp, labs[i]->folder, manifests[i].student_file);
-      fs::create_directories(skeleton.parent_path());
-      fs::copy_file(tmp / student_files[i], skeleton);
-      res.files += 1;
-    }
-
-    const auto leaks = find_solution_leaks(tmp, probes);
-    if (!leaks.empty())
-      throw PublishError("solution source found in the class copy, so nothing was published:\n  " +
-                             join(leaks, "\n  ") +
-                             "\nRemove it from the course (or move it out of the published folders) and publish again.",
-                         kExitUsage);
-
-    json manifest = make_published_manifest(tmp, folders, student_files);
-    if (o.hint_penalty) manifest["hint_penalty"] = *o.hint_penalty;
-    res.protected_files = manifest["files"].size();
-    write_file(tmp / kPublishedManifest, manifest.dump(2) + "\n");
-    res.files += 1;
-
-    if (exists) {
-      const fs::path old =
-          out_clean.parent_path() / (out_clean.filename().string() + ".old-" + std::to_string(getpid()));
-      fs::rename(out_clean, old);
-      try {
-        fs::rename(tmp, out_clean);
-      } catch (...) {
-        fs::rename(old, out_clean, ec);  // put the earlier copy back
-        throw;
-      }
-      fs::remove_all(old, ec);
-    } else {
-      fs::rename(tmp, out_clean);
-    }
+    write_copy(root, tmp, labs, files, readme, syllabus, probes, o, res);
+    swap_into_place(tmp, out, exists);
   } catch (...) {
     fs::remove_all(tmp, ec);
     throw;
