@@ -70,6 +70,9 @@ void Channel::send(const nlohmann::json& body, const std::vector<int>& fds) cons
   }
 }
 
+// Long (about 70 lines) on purpose: poll, recvmsg and the descriptors that
+// arrive with a message are one sequence, and a descriptor must be closed on
+// every path that does not hand it on.
 std::optional<Message> Channel::receive(double timeout_s, bool accept_fds) const {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   for (;;) {

@@ -225,6 +225,10 @@ void become_subreaper() {
   ::prctl(PR_SET_DUMPABLE, 0);
 }
 
+// Long (about 150 lines) on purpose: the pipes, the fork, the child's side up
+// to exec (only async-signal-safe calls there) and the parent's wait loop share
+// descriptors and limits that must be opened, handed over and closed in one
+// order, and reading that order in one place is what keeps it right.
 ChildResult run_child(const ChildOptions& o) {
   ChildResult result;
   if (o.argv.empty() || o.argv[0].empty()) {

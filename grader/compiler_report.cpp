@@ -246,6 +246,9 @@ void append_unique(std::vector<T>& to, const T& value) {
 
 }  // namespace
 
+// Long (about 95 lines) on purpose: one pass over the PTX text, whose state
+// (the function being read, its braces, its parameters) every line updates;
+// split, that state would travel through every piece.
 PtxModule parse_ptx(const std::string& text) {
   const std::string src = strip_comments(text);
   std::vector<PtxFunction> functions;

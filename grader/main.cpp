@@ -124,6 +124,8 @@ int report_error(const GlobalOptions& g, const std::string& message, int code) {
 }  // namespace
 }  // namespace grader
 
+// Long (about 60 lines) on purpose: the command line's whole shape, every
+// command registered in the order `grader --help` lists them.
 int main(int argc, char** argv) {
   using namespace grader;
   become_subreaper();
