@@ -124,8 +124,8 @@ int report_error(const GlobalOptions& g, const std::string& message, int code) {
 }  // namespace
 }  // namespace grader
 
-// Long (about 60 lines) on purpose: the command line's whole shape, every
-// command registered in the order `grader --help` lists them.
+// Long (about 60 lines) on purpose: the global options, the parse, and the
+// one place where every kind of error becomes its message and exit code.
 int main(int argc, char** argv) {
   using namespace grader;
   become_subreaper();
