@@ -273,10 +273,7 @@ void lint_margins(Session& session, const LabSources& s, const GpuLintOptions& o
     rc.worker = builds[0].worker;
     rc.args = {"time", "--case", case_name, "--seed", std::to_string(seed), "--cap-s", fixed(o.cap_s, 3)};
     for (const auto& [step, c] : checks)
-      rc.args.insert(rc.args.end(), {"--decide", std::string(c->kind == "speedup"            ? "speedup:"
-                                                             : c->kind == "fraction_of_peak" ? "fraction:"
-                                                                                             : "library:") +
-                                                     fixed(c->min, 4)});
+      rc.args.insert(rc.args.end(), {"--decide", timing_decide_name(c->kind) + ":" + fixed(c->min, 4)});
     rc.work_dir = run_dir / case_name;
     rc.request_timeout_s = m.timeout_s;
     rc.timeout_s = 3 * m.timeout_s + 6 * o.cap_s + 60;
@@ -295,9 +292,7 @@ void lint_margins(Session& session, const LabSources& s, const GpuLintOptions& o
         continue;
       }
       const json tj = t.result.is_object() && t.result.contains("timing") ? t.result.at("timing") : json::object();
-      const char* key = c->kind == "speedup"            ? "speedup"
-                        : c->kind == "fraction_of_peak" ? "fraction"
-                                                        : "library_fraction";
+      const std::string key = timing_interval_key(c->kind);
       if (!tj.contains(key) || !tj[key].is_object()) {
         out.items.push_back(
             make_item(id, "fail", "the reference's timing at " + case_name + " has no " + key + " interval"));

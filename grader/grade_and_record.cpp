@@ -18,9 +18,7 @@ void record_progress(ProgressStore& store, const GradeReport& r) {
   for (const auto& s : r.steps)
     for (const auto& c : s.checks)
       if (c.status == "pass" && is_timed_kind(c.kind)) {
-        const auto& iv = c.data[c.kind == "speedup"            ? "speedup"
-                                : c.kind == "fraction_of_peak" ? "fraction"
-                                                               : "library_fraction"];
+        const auto& iv = c.data[timing_interval_key(c.kind)];
         if (iv.is_object())
           store.record_best(r.lab_id, c.kind + ":" + c.data.value("case", std::string()), iv.value("median", 0.0));
       }

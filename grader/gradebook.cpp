@@ -105,9 +105,7 @@ double timed_value(const BatchRow& row, const TimedColumn& col) {
   const json* s = report_step(row, col.step_index);
   if (!s || !s->contains("checks") || col.check_index >= (*s)["checks"].size()) return none;
   const json& data = (*s)["checks"][col.check_index].value("data", json::object());
-  const char* key = col.kind == "speedup"            ? "speedup"
-                    : col.kind == "fraction_of_peak" ? "fraction"
-                                                     : "library_fraction";
+  const std::string key = timing_interval_key(col.kind);
   if (!data.is_object() || !data.contains(key) || !data[key].is_object()) return none;
   const json& m = data[key].value("median", json());
   return m.is_number() ? m.get<double>() : none;

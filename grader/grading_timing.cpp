@@ -24,10 +24,7 @@ const RunnerOutcome& LabGrader::timing_for(const std::string& case_name) {
   // Every threshold any step puts on this case, so one session decides them all.
   const auto decide = [&](const Check& c) {
     if (is_timed(c) && c.case_name == case_name)
-      rc.args.insert(rc.args.end(), {"--decide", std::string(c.kind == "speedup"            ? "speedup:"
-                                                             : c.kind == "fraction_of_peak" ? "fraction:"
-                                                                                            : "library:") +
-                                                     fixed(c.min, 4)});
+      rc.args.insert(rc.args.end(), {"--decide", timing_decide_name(c.kind) + ":" + fixed(c.min, 4)});
   };
   for (const auto& step : m_.steps)
     for (const auto& c : step.checks) {
@@ -97,7 +94,7 @@ CheckResult LabGrader::check_timing(const Check& c) {
   const json& tj = t.result["timing"];
   const bool speedup = c.kind == "speedup";
   const bool library = c.kind == "fraction_of_library";
-  const json& iv = tj[speedup ? "speedup" : library ? "library_fraction" : "fraction"];
+  const json& iv = tj[timing_interval_key(c.kind)];
   CheckResult r;
   r.kind = c.kind;
   r.data = tj;

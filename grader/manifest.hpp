@@ -40,6 +40,12 @@ struct Check {
 // one timing session per case serves them all.
 bool is_timed_kind(const std::string& kind);
 inline bool is_timed(const Check& c) { return is_timed_kind(c.kind); }
+// For a timed kind: the key of its interval in the referee's timing result
+// ("speedup", "fraction", "library_fraction"), and the name `referee time
+// --decide NAME:MIN` gives it ("speedup", "fraction", "library"); see
+// common/timing.cuh. Written once here, read by every place that times.
+std::string timing_interval_key(const std::string& kind);
+std::string timing_decide_name(const std::string& kind);
 
 struct Step {
   int id = 0;

@@ -19,6 +19,14 @@ bool is_timed_kind(const std::string& kind) {
   return kind == "speedup" || kind == "fraction_of_peak" || kind == "fraction_of_library";
 }
 
+std::string timing_interval_key(const std::string& kind) {
+  return kind == "speedup" ? "speedup" : kind == "fraction_of_peak" ? "fraction" : "library_fraction";
+}
+
+std::string timing_decide_name(const std::string& kind) {
+  return kind == "speedup" ? "speedup" : kind == "fraction_of_peak" ? "fraction" : "library";
+}
+
 const std::vector<std::string>& known_check_kinds() {
   static const std::vector<std::string> kinds = {
       "correct", "speedup", "fraction_of_peak", "ptxas", "ptx", "api", "fraction_of_library", "ncu", "sanitizer"};

@@ -584,3 +584,19 @@ TEST(Manifest, ApiCheckNamesACaseAndOptionallyItsFacts) {
 
 }  // namespace
 }  // namespace grader
+
+namespace grader {
+namespace {
+
+TEST(TimedKinds, NameTheirIntervalAndDecisionAsTheRefereeDoes) {
+  // common/timing.cuh: the result's keys and the --decide names.
+  EXPECT_EQ(timing_interval_key("speedup"), "speedup");
+  EXPECT_EQ(timing_interval_key("fraction_of_peak"), "fraction");
+  EXPECT_EQ(timing_interval_key("fraction_of_library"), "library_fraction");
+  EXPECT_EQ(timing_decide_name("speedup"), "speedup");
+  EXPECT_EQ(timing_decide_name("fraction_of_peak"), "fraction");
+  EXPECT_EQ(timing_decide_name("fraction_of_library"), "library");
+}
+
+}  // namespace
+}  // namespace grader
