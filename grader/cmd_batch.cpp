@@ -110,17 +110,53 @@ int run_slurm_batch_command(const BatchCommandOptions& o, const GlobalOptions& g
   return kExitPass;
 }
 
-int run_batch_command(const BatchCommandOptions& o, const GlobalOptions& g) {
+// Refused before anything is built.
+void check_batch_options(const BatchCommandOptions& o) {
   if (o.hint_penalty < 0) throw CourseError("--hint-penalty must be >= 0, got " + std::to_string(o.hint_penalty));
   if (o.isolation != "auto" && o.isolation != "bwrap" && o.isolation != "rlimits")
     throw CourseError("--isolation must be auto, bwrap or rlimits, got \"" + o.isolation + "\"");
-  if (o.slurm) return run_slurm_batch_command(o, g);
+}
+
+// A Slurm job's settings without --slurm would be silently ignored: refused.
+void refuse_slurm_only_options(const BatchCommandOptions& o) {
   const SlurmJobSettings defaults;
   if (o.no_submit || !o.job.partition.empty() || !o.job.account.empty() || !o.job.time.empty() ||
       o.job.gres != defaults.gres || o.job.cpus_per_task != defaults.cpus_per_task || o.job.mem != defaults.mem ||
       o.job.max_running != defaults.max_running)
     throw CourseError(
         "--partition, --account, --time, --gres, --cpus-per-task, --mem, --max-running and --no-submit need --slurm");
+}
+
+// The class's files, each written atomically: grades.csv, junit.xml and one
+// Gradescope results.json per submission.
+void write_class_files(const fs::path& out, const std::vector<BatchRow>& rows, const GradebookInfo& info) {
+  write_file_atomically(out / "grades.csv", grades_csv(rows, info));
+  write_file_atomically(out / "junit.xml", junit_xml(rows, info));
+  for (const auto& r : rows)
+    write_file_atomically(out / "gradescope" / result_file_stem(r.id) / "results.json",
+                          gradescope_result(r, info).dump(2) + "\n");
+}
+
+// Each submission's row as `grader --json batch` lists it.
+json rows_json(const std::vector<BatchRow>& rows, const GradebookInfo& info) {
+  json jrows = json::array();
+  for (const auto& r : rows)
+    jrows.push_back({{"id", r.id},
+                     {"status", r.status},
+                     {"reason", r.reason},
+                     {"points", r.status == "not_graded"
+                                    ? json(nullptr)
+                                    : json(final_score(earned_points(r, info), r.hints_used, info.hint_penalty))},
+                     {"hints_used", r.hints_used},
+                     {"reused", r.reused},
+                     {"notes", row_notes(r, info)}});
+  return jrows;
+}
+
+int run_batch_command(const BatchCommandOptions& o, const GlobalOptions& g) {
+  check_batch_options(o);
+  if (o.slurm) return run_slurm_batch_command(o, g);
+  refuse_slurm_only_options(o);
   Session session = Session::open(g);
   const LabInfo& lab = session.course.resolve(o.lab);
   const Manifest manifest = load_manifest(lab.dir / "lab.json");
@@ -168,28 +204,13 @@ int run_batch_command(const BatchCommandOptions& o, const GlobalOptions& g) {
     if (!g.json) std::cout << "[" << done << "/" << subs.size() << "] " << row_line(r, info) << std::endl;
   });
 
-  write_file_atomically(out / "grades.csv", grades_csv(rows, info));
-  write_file_atomically(out / "junit.xml", junit_xml(rows, info));
-  for (const auto& r : rows)
-    write_file_atomically(out / "gradescope" / result_file_stem(r.id) / "results.json",
-                          gradescope_result(r, info).dump(2) + "\n");
-
+  write_class_files(out, rows, info);
   int graded = 0, rejected = 0, errors = 0, not_graded = 0;
-  json jrows = json::array();
   for (const auto& r : rows) {
     graded += r.status == "graded";
     rejected += r.status == "rejected";
     errors += r.status == "error";
     not_graded += r.status == "not_graded";
-    jrows.push_back({{"id", r.id},
-                     {"status", r.status},
-                     {"reason", r.reason},
-                     {"points", r.status == "not_graded"
-                                    ? json(nullptr)
-                                    : json(final_score(earned_points(r, info), r.hints_used, info.hint_penalty))},
-                     {"hints_used", r.hints_used},
-                     {"reused", r.reused},
-                     {"notes", row_notes(r, info)}});
   }
   // No GPU: nothing was graded, and a caller must not take the files for grades.
   const int code = not_graded > 0 ? kExitEnvironment : kExitPass;
@@ -204,7 +225,7 @@ int run_batch_command(const BatchCommandOptions& o, const GlobalOptions& g) {
                       {"environment", env.environment},
                       {"counts",
                        {{"graded", graded}, {"rejected", rejected}, {"error", errors}, {"not_graded", not_graded}}},
-                      {"rows", jrows},
+                      {"rows", rows_json(rows, info)},
                       {"exit_code", code}}
                      .dump(2)
               << "\n";

@@ -66,6 +66,56 @@ void print_lab(const LabLint& l, bool verbose) {
   }
 }
 
+// One lab's lint: its sources, then (with a toolkit) its builds and fixtures,
+// then (with a GPU) its verdicts and margins; printed as it finishes.
+void check_one_lab(const Course& course, const LabInfo& lab, Session* session, bool gpu, const CheckCommandOptions& o,
+                   const GlobalOptions& g, CourseLint& c) {
+  // The spinner says which lab is being checked; without one, a line does.
+  if (!g.json && !Activity::enabled()) std::cerr << Style::dim("checking " + lab.folder + "…") << "\n";
+  if (o.write_lessons) write_lesson(lab, course.root(), g.json);
+  LabSources src;
+  LabLint l;
+  {
+    Activity a("checking " + lab.folder + ": files, lesson and markers");
+    src = read_lab_sources(course, lab);
+    l = lint_lab_sources(src);
+    if (session) {
+      a.update("checking " + lab.folder + ": builds and fixtures");
+      lint_lab_builds(*session, src, l);
+    }
+    if (gpu) {
+      a.update("checking " + lab.folder + ": verdicts and margins on the GPU");
+      GpuLintOptions go;
+      go.cap_s = o.cap_s;
+      lint_lab_gpu(*session, src, go, l);
+    }
+  }
+  c.published = c.published || src.published;
+  if (l.manifest_error) c.skipped.push_back({lab.folder + ": builds and GPU checks", "lab.json does not load"});
+  if (!g.json) print_lab(l, g.verbose);
+  c.labs.push_back(std::move(l));
+}
+
+// What was skipped and why, the counts, and what the exit code means.
+void print_totals(const CourseLint& c) {
+  std::size_t pass = 0, fail = 0, skip = 0, warn = 0;
+  for (const auto& l : c.labs)
+    for (const auto& i : l.items)
+      (i.status == "pass" ? pass : i.status == "fail" ? fail : i.status == "warn" ? warn : skip)++;
+  if (!c.skipped.empty()) {
+    std::cout << "\n" << Style::bold("skipped") << "\n";
+    for (const auto& [what, why] : c.skipped)
+      std::cout << "    " << Style::skip_mark() << " " << what << ": " << why << "\n";
+  }
+  std::cout << "\n"
+            << c.labs.size() << " lab" << (c.labs.size() == 1 ? "" : "s") << ": " << pass << " hold, "
+            << (fail ? Style::red(std::to_string(fail) + " fail") : std::string("0 fail")) << ", " << skip << " skipped"
+            << (warn ? ", " + Style::yellow(std::to_string(warn) + " warn") : std::string()) << "\n";
+  if (c.exit_code == kExitUsage) std::cout << Style::red("a lab.json does not load: fix it first (exit 2)") << "\n";
+  if (c.exit_code == kExitEnvironment)
+    std::cout << Style::yellow("no CUDA toolkit: nothing could be built (exit 4)") << "\n";
+}
+
 int run_check(const CheckCommandOptions& o, const GlobalOptions& g) {
   const Course course = Course::discover(g.root);
   std::vector<LabInfo> labs;
@@ -96,32 +146,7 @@ int run_check(const CheckCommandOptions& o, const GlobalOptions& g) {
          "fixture verdicts on the GPU)",
          o.static_only ? std::string("--static-only") : "no GPU: " + session->device.reason});
 
-  GpuLintOptions go;
-  go.cap_s = o.cap_s;
-  for (const auto& lab : labs) {
-    // The spinner says which lab is being checked; without one, a line does.
-    if (!g.json && !Activity::enabled()) std::cerr << Style::dim("checking " + lab.folder + "…") << "\n";
-    if (o.write_lessons) write_lesson(lab, course.root(), g.json);
-    LabSources src;
-    LabLint l;
-    {
-      Activity a("checking " + lab.folder + ": files, lesson and markers");
-      src = read_lab_sources(course, lab);
-      l = lint_lab_sources(src);
-      if (session) {
-        a.update("checking " + lab.folder + ": builds and fixtures");
-        lint_lab_builds(*session, src, l);
-      }
-      if (gpu) {
-        a.update("checking " + lab.folder + ": verdicts and margins on the GPU");
-        lint_lab_gpu(*session, src, go, l);
-      }
-    }
-    c.published = c.published || src.published;
-    if (l.manifest_error) c.skipped.push_back({lab.folder + ": builds and GPU checks", "lab.json does not load"});
-    if (!g.json) print_lab(l, g.verbose);
-    c.labs.push_back(std::move(l));
-  }
+  for (const auto& lab : labs) check_one_lab(course, lab, session ? &*session : nullptr, gpu, o, g, c);
   if (c.published)
     c.skipped.insert(c.skipped.begin(), {"solution-based checks (solution builds and passes, stray hunks, TODO regions "
                                          "filled, threshold margins, fixture verdicts)",
@@ -132,22 +157,7 @@ int run_check(const CheckCommandOptions& o, const GlobalOptions& g) {
     std::cout << lint_to_json(c).dump(2) << "\n";
     return c.exit_code;
   }
-  std::size_t pass = 0, fail = 0, skip = 0, warn = 0;
-  for (const auto& l : c.labs)
-    for (const auto& i : l.items)
-      (i.status == "pass" ? pass : i.status == "fail" ? fail : i.status == "warn" ? warn : skip)++;
-  if (!c.skipped.empty()) {
-    std::cout << "\n" << Style::bold("skipped") << "\n";
-    for (const auto& [what, why] : c.skipped)
-      std::cout << "    " << Style::skip_mark() << " " << what << ": " << why << "\n";
-  }
-  std::cout << "\n"
-            << c.labs.size() << " lab" << (c.labs.size() == 1 ? "" : "s") << ": " << pass << " hold, "
-            << (fail ? Style::red(std::to_string(fail) + " fail") : std::string("0 fail")) << ", " << skip << " skipped"
-            << (warn ? ", " + Style::yellow(std::to_string(warn) + " warn") : std::string()) << "\n";
-  if (c.exit_code == kExitUsage) std::cout << Style::red("a lab.json does not load: fix it first (exit 2)") << "\n";
-  if (c.exit_code == kExitEnvironment)
-    std::cout << Style::yellow("no CUDA toolkit: nothing could be built (exit 4)") << "\n";
+  print_totals(c);
   return c.exit_code;
 }
 
