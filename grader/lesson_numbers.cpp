@@ -87,33 +87,38 @@ bool preceded_by_factor(const std::string& s, std::size_t start) {
   return j >= times.size() && s.compare(j - times.size(), times.size(), times) == 0;
 }
 
-// Every number in a source, as written (thousands separators dropped).
-std::vector<double> numbers_in(const std::string& source) {
-  std::vector<double> out;
-  std::string digits;
-  const auto flush = [&] {
-    if (!digits.empty() && digits.back() == '.') digits.pop_back();
-    if (!digits.empty()) out.push_back(std::stod(digits));
-    digits.clear();
-  };
-  for (std::size_t i = 0; i < source.size(); ++i) {
-    const char c = source[i];
-    const bool digit = std::isdigit(static_cast<unsigned char>(c));
-    if (digit) {
-      digits += c;
-    } else if (c == '.' && !digits.empty() && digits.find('.') == std::string::npos && i + 1 < source.size() &&
-               std::isdigit(static_cast<unsigned char>(source[i + 1]))) {
-      digits += c;
-    } else if (c == ',' && !digits.empty() && digits.find('.') == std::string::npos && i + 3 < source.size() &&
-               std::isdigit(static_cast<unsigned char>(source[i + 1])) &&
-               std::isdigit(static_cast<unsigned char>(source[i + 2])) &&
-               std::isdigit(static_cast<unsigned char>(source[i + 3]))) {
-      // "32,768": one number.
-    } else {
-      flush();
+bool digit_at(const std::string& s, std::size_t i) {
+  return i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]));
+}
+
+// The number that starts at s[i] (a digit), as written without its thousands
+// separators ("32,768" is 32768, "4.925" stays); `end` is just past it.
+std::string read_number(const std::string& s, std::size_t i, std::size_t& end) {
+  std::string value;
+  for (; i < s.size(); ++i) {
+    const bool no_point = value.find('.') == std::string::npos;
+    if (digit_at(s, i)) {
+      value += s[i];
+    } else if (s[i] == '.' && no_point && digit_at(s, i + 1)) {
+      value += '.';
+    } else if (!(s[i] == ',' && no_point && digit_at(s, i + 1) && digit_at(s, i + 2) && digit_at(s, i + 3) &&
+                 !digit_at(s, i + 4))) {
+      break;
     }
   }
-  flush();
+  end = i;
+  return value;
+}
+
+// Every number in a source.
+std::vector<double> numbers_in(const std::string& source) {
+  std::vector<double> out;
+  for (std::size_t i = 0; i < source.size(); ++i)
+    if (digit_at(source, i)) {
+      std::size_t end = i;
+      out.push_back(std::stod(read_number(source, i, end)));
+      i = end - 1;
+    }
   return out;
 }
 
@@ -148,25 +153,7 @@ std::vector<StatedNumber> stated_numbers(const std::string& text, const std::str
     const bool starts = i == 0 || !(is_word_char(s[i - 1]) || s[i - 1] == '.' || s[i - 1] == ',' || s[i - 1] == '/' ||
                                     s[i - 1] == '-' || s[i - 1] == '^');
     std::size_t j = i;
-    std::string value;
-    while (j < s.size()) {
-      const char c = s[j];
-      if (std::isdigit(static_cast<unsigned char>(c))) {
-        value += c;
-      } else if (c == ',' && j + 3 < s.size() && value.find('.') == std::string::npos &&
-                 std::isdigit(static_cast<unsigned char>(s[j + 1])) &&
-                 std::isdigit(static_cast<unsigned char>(s[j + 2])) &&
-                 std::isdigit(static_cast<unsigned char>(s[j + 3])) &&
-                 (j + 4 >= s.size() || !std::isdigit(static_cast<unsigned char>(s[j + 4])))) {
-        // thousands separator: skipped
-      } else if (c == '.' && value.find('.') == std::string::npos && j + 1 < s.size() &&
-                 std::isdigit(static_cast<unsigned char>(s[j + 1]))) {
-        value += c;
-      } else {
-        break;
-      }
-      ++j;
-    }
+    const std::string value = read_number(s, i, j);
     const std::size_t start = i;
     i = j - 1;
     if (!starts) continue;
@@ -203,24 +190,13 @@ bool backed_by(const std::string& value, const std::string& source) {
 LintItem lint_lesson_numbers(const std::string& readme, const std::vector<LessonHint>& hints,
                              const std::string& lab_folder, const fs::path& course_root) {
   // What the lesson may quote: its lab's measured tables and the logs it names.
+  // A measured table's marker names its file by path, so it is found like any other.
   std::string sources;
   std::vector<std::string> named;
-  static const std::regex marker(R"(<!-- measured: ([^ ]+) -->)");
-  for (auto it = std::sregex_iterator(readme.begin(), readme.end(), marker); it != std::sregex_iterator(); ++it) {
-    const std::string file = (*it)[1];
-    if (file.find("..") != std::string::npos) continue;
-    if (const auto text = read_file(course_root / file))
-      if (const auto block = measured_block(*text, lab_folder)) {
-        sources += *block + "\n";
-        named.push_back(file);
-      }
-  }
   std::string all_text = readme;
   for (const auto& h : hints) all_text += "\n" + h.text;
   for (const auto& file : named_measurements(all_text))
-    if (std::find(named.begin(), named.end(), file) != named.end()) {
-      continue;  // the file of a measured table: its lab's block is in already
-    } else if (const auto text = read_file(course_root / file)) {
+    if (const auto text = read_file(course_root / file)) {
       // A measurement file's other labs are not this lesson's runs.
       const auto block = measured_block(*text, lab_folder);
       sources += (block && fs::path(file).extension() == ".md" ? *block : *text) + "\n";
