@@ -14,6 +14,7 @@
 #include "course_lint.hpp"
 #include "fixture_expectation.hpp"
 #include "grading.hpp"
+#include "ncu_report.hpp"
 #include "referee_client.hpp"
 #include "session.hpp"
 #include "text.hpp"
@@ -233,6 +234,19 @@ void lint_solution_on_gpu(Session& session, const LabSources& s, const GpuLintOp
   if (so.exit_code == kExitPass) {
     out.items.push_back(
         make_item("solution_passes", "pass", "the solution passes all " + std::to_string(m.steps.size()) + " steps"));
+    // Each hardware-counter reading beside its bound: how far the reference
+    // is from every ncu rule (timed thresholds get margin items of their own).
+    for (const auto& st : so.steps)
+      for (const auto& c : st.checks)
+        if (c.kind == "ncu" && c.status == "pass" && c.data.contains("metric"))
+          out.items.push_back(make_item(
+              "counter:step" + std::to_string(st.id) + ":" + c.data.value("metric", "") + ":" +
+                  c.data.value("case", ""),
+              "pass",
+              "the reference's " + c.summary + " (" +
+                  (c.data.contains("min") ? "at least " + readable_amount(c.data.value("min", 0.0))
+                                          : "at most " + readable_amount(c.data.value("max", 0.0))) +
+                  ")"));
   } else {
     std::vector<std::string> d = failing_checks(so);
     for (const auto& st : so.steps)

@@ -122,6 +122,36 @@ const std::vector<NcuMeasure>& ncu_measures() {
        {"sm__sass_inst_executed_op_shared_ld.sum"},
        "memory_space",
        NcuMeasure::at_least},
+      // The tile is where the data comes from: per output value a launch
+      // stored, the shared-memory loads it executed (per warp, times 32). A
+      // 17 x 17 box from a tile with one output per thread executes 289, a
+      // matrix product's tile two per multiply-add; a kernel that reads its
+      // operands from global memory and touches shared memory for show,
+      // about one.
+      {"shared_loads_per_output",
+       "shared-memory loads per output value stored",
+       {"sm__sass_inst_executed_op_shared_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"},
+       "memory_space",
+       NcuMeasure::at_least,
+       false,
+       true},
+      // ... and global memory is read about once per value the tile holds:
+      // per output value a launch stored, its global load requests (per warp,
+      // times 32, plain or read-only, through any pointer). A 32 x 8 tile with
+      // a halo of 8 loads 4.5, a plain 17 x 17 box 289.
+      {"global_loads_per_output",
+       "global-memory loads per output value stored",
+       {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"},
+       "memory_space",
+       NcuMeasure::at_most,
+       false,
+       true},
+      // No shared memory at all: for a step whose measurement says plain
+      // loads win, the kernel's shared-memory loads and stores, per launch.
+      {"shared_memory_instructions",
+       "shared-memory loads and stores executed",
+       {"sm__sass_inst_executed_op_shared_ld.sum", "sm__sass_inst_executed_op_shared_st.sum"},
+       "memory_space"},
       // Evidence by exclusion: every load executed from global (plain or
       // read-only, through any pointer), local or shared memory, per output
       // element (counted per warp, times 32). A kernel that reads its
@@ -236,7 +266,16 @@ NcuJudgement judge_launches(const NcuMeasure& measure, const std::vector<NcuLaun
   }
   const bool at_least = measure.rule == NcuMeasure::at_least;
   const auto meets = [&](double v) { return at_least ? v >= bound - 1e-9 : v <= bound + 1e-9; };
-  const auto judged = judged_launches(measure, launches);
+  auto judged = judged_launches(measure, launches);
+  if (measure.per_stored_value) {
+    const std::string& stores = measure.metrics.back();
+    std::vector<NcuLaunch> storing;
+    for (const auto& l : judged)
+      if (l.metrics.count(stores) && l.metrics.at(stores) > 0) storing.push_back(l);
+    // None stored anything: the first speaks, as 0 (stored_bytes_per_element says why).
+    if (storing.empty() && !judged.empty()) storing.push_back(judged.front());
+    judged = std::move(storing);
+  }
   std::optional<NcuValue> worst;
   for (std::size_t i = 0; i < judged.size(); ++i) {
     const auto value = evaluate(measure, judged[i], elements);
@@ -303,6 +342,19 @@ std::optional<NcuValue> evaluate(const NcuMeasure& measure, const NcuLaunch& lau
     out.details.push_back(count(v[0]) + " shared-memory load instructions (per warp) over " + count(launch.blocks) +
                           " blocks");
     if (v[0] == 0) out.details.push_back("the kernel's shared-memory loads never ran");
+  } else if (measure.per_stored_value) {  // shared_loads_per_output, global_loads_per_output
+    const double values = v[1] * 8;
+    out.value = values > 0 ? v[0] * 32 / values : 0;
+    out.summary = readable_amount(out.value) + " " + measure.unit;
+    out.details.push_back(count(v[0]) + (measure.name == "shared_loads_per_output" ? " shared-memory" : " global-memory") +
+                          " load instructions (per warp) over " + count(values) + " values stored (" + count(v[1]) +
+                          " sectors)");
+    if (values == 0) out.details.push_back("the launch stored nothing");
+  } else if (measure.name == "shared_memory_instructions") {
+    out.value = v[0] + v[1];
+    out.summary = count(out.value) + " " + measure.unit;
+    out.details.push_back(count(v[0]) + " shared-memory load and " + count(v[1]) +
+                          " store instructions (per warp)");
   } else {  // non_constant_loads_per_element
     const double loads = v[0] + v[1] + v[2];
     out.value = loads * 32 / elements;

@@ -25,6 +25,12 @@ struct NcuMeasure {
   // all the kernel's launches in the case together: work per element, however
   // the launcher splits it.
   bool per_element = false;
+  // Divided by the values the same launch stored itself (its store sectors,
+  // 8 four-byte values each), launch by launch: what one launch did for each
+  // output it wrote, so a launch that does its work another way cannot hide
+  // behind one that shows the technique on a corner of the output. Launches
+  // that store nothing are not judged. The store counter is the measure's last.
+  bool per_stored_value = false;
 };
 
 // More launches of the named kernel than this in one profiled case fail the

@@ -227,5 +227,63 @@ TEST(NcuReport, ArgumentsProfileEveryLaunchUpToTheLimitWithUnmodifiedClocks) {
   EXPECT_NE(all.find("--log-file /tmp/log.csv"), std::string::npos);
 }
 
+// A launch of `blocks` blocks with the given counters (warp instructions, store sectors).
+NcuLaunch launch_with(double shared_ld, double global_ld, double store_sectors, double shared_st = 0) {
+  NcuLaunch l;
+  l.blocks = 1024;
+  l.metrics = {{"sm__sass_inst_executed_op_shared_ld.sum", shared_ld},
+               {"sm__sass_inst_executed_op_shared_st.sum", shared_st},
+               {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", global_ld},
+               {"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", store_sectors}};
+  return l;
+}
+
+TEST(NcuReport, TileLoadsAreCountedPerValueEachLaunchStored) {
+  const auto* shared = find_ncu_measure("shared_loads_per_output");
+  const auto* global = find_ncu_measure("global_loads_per_output");
+  ASSERT_NE(shared, nullptr);
+  ASSERT_NE(global, nullptr);
+  EXPECT_EQ(shared->rule, NcuMeasure::at_least);
+  EXPECT_EQ(global->rule, NcuMeasure::at_most);
+  // lab09's box at 1024 x 1024 from a 48 x 48 tile, 4 rows a thread: 1024 blocks of
+  // 1024 outputs; per block 72 global load warp-instructions (2304 values) and
+  // 8 warps x 340 shared loads; 128 store sectors a block.
+  const NcuLaunch tile = launch_with(1024 * 8 * 340, 1024 * 72, 1024 * 128);
+  EXPECT_NEAR(evaluate(*shared, tile)->value, 85.0, 1e-9);
+  EXPECT_NEAR(evaluate(*global, tile)->value, 2.25, 1e-9);
+  EXPECT_EQ(evaluate(*shared, tile)->summary, "85.0 shared-memory loads per output value stored");
+  // Plain loads with one shared load a warp for show: 289 global loads per output, 1 shared.
+  const NcuLaunch plain = launch_with(1024 * 32, 1024 * 32 * 289, 1024 * 128);
+  EXPECT_EQ(judge_launches(*shared, {plain}, 8, 0).status, NcuJudgement::fails);
+  EXPECT_EQ(judge_launches(*global, {plain}, 24, 0).status, NcuJudgement::fails);
+  EXPECT_NEAR(judge_launches(*global, {plain}, 24, 0).worst.value, 289.0, 1e-9);
+  // Each launch on its own: the tile on a quarter of the image does not speak
+  // for the plain launch that wrote the rest.
+  const NcuLaunch quarter = launch_with(256 * 8 * 340, 256 * 72, 256 * 128);
+  const NcuLaunch rest = launch_with(0, 768 * 32 * 289, 768 * 128);
+  const NcuJudgement both = judge_launches(*shared, {quarter, rest}, 8, 0);
+  EXPECT_EQ(both.status, NcuJudgement::fails);
+  EXPECT_EQ(both.judged, 2u);
+  EXPECT_EQ(both.worst_launch, 1u);
+  // A launch that stores nothing is not judged; when none stores, the first reads 0.
+  const NcuLaunch idle = launch_with(0, 1000, 0);
+  const NcuJudgement with_idle = judge_launches(*shared, {idle, tile}, 8, 0);
+  EXPECT_EQ(with_idle.status, NcuJudgement::ok);
+  EXPECT_EQ(with_idle.judged, 1u);
+  const NcuJudgement none = judge_launches(*shared, {idle}, 8, 0);
+  EXPECT_EQ(none.status, NcuJudgement::fails);
+  EXPECT_NE(none.worst.details.back().find("stored nothing"), std::string::npos);
+}
+
+TEST(NcuReport, PlainLoadsExecuteNoSharedMemoryInstruction) {
+  const auto* m = find_ncu_measure("shared_memory_instructions");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->rule, NcuMeasure::at_most);
+  EXPECT_EQ(judge_launches(*m, {launch_with(0, 1000, 128)}, 0, 0).status, NcuJudgement::ok);
+  const NcuJudgement tile = judge_launches(*m, {launch_with(4096, 1000, 128, 2048)}, 0, 0);
+  EXPECT_EQ(tile.status, NcuJudgement::fails);
+  EXPECT_EQ(tile.worst.summary, "6144 shared-memory loads and stores executed");
+}
+
 }  // namespace
 }  // namespace grader
