@@ -239,14 +239,14 @@ void lint_solution_on_gpu(Session& session, const LabSources& s, const GpuLintOp
     for (const auto& st : so.steps)
       for (const auto& c : st.checks)
         if (c.kind == "ncu" && c.status == "pass" && c.data.contains("metric"))
-          out.items.push_back(make_item(
-              "counter:step" + std::to_string(st.id) + ":" + c.data.value("metric", "") + ":" +
-                  c.data.value("case", ""),
-              "pass",
-              "the reference's " + c.summary + " (" +
-                  (c.data.contains("min") ? "at least " + readable_amount(c.data.value("min", 0.0))
-                                          : "at most " + readable_amount(c.data.value("max", 0.0))) +
-                  ")"));
+          out.items.push_back(
+              make_item("counter:step" + std::to_string(st.id) + ":" + c.data.value("metric", "") + ":" +
+                            c.data.value("case", ""),
+                        "pass",
+                        "the reference's " + c.summary + " (" +
+                            (c.data.contains("min") ? "at least " + readable_amount(c.data.value("min", 0.0))
+                                                    : "at most " + readable_amount(c.data.value("max", 0.0))) +
+                            ")"));
   } else {
     std::vector<std::string> d = failing_checks(so);
     for (const auto& st : so.steps)

@@ -346,15 +346,14 @@ std::optional<NcuValue> evaluate(const NcuMeasure& measure, const NcuLaunch& lau
     const double values = v[1] * 8;
     out.value = values > 0 ? v[0] * 32 / values : 0;
     out.summary = readable_amount(out.value) + " " + measure.unit;
-    out.details.push_back(count(v[0]) + (measure.name == "shared_loads_per_output" ? " shared-memory" : " global-memory") +
-                          " load instructions (per warp) over " + count(values) + " values stored (" + count(v[1]) +
-                          " sectors)");
+    out.details.push_back(
+        count(v[0]) + (measure.name == "shared_loads_per_output" ? " shared-memory" : " global-memory") +
+        " load instructions (per warp) over " + count(values) + " values stored (" + count(v[1]) + " sectors)");
     if (values == 0) out.details.push_back("the launch stored nothing");
   } else if (measure.name == "shared_memory_instructions") {
     out.value = v[0] + v[1];
     out.summary = count(out.value) + " " + measure.unit;
-    out.details.push_back(count(v[0]) + " shared-memory load and " + count(v[1]) +
-                          " store instructions (per warp)");
+    out.details.push_back(count(v[0]) + " shared-memory load and " + count(v[1]) + " store instructions (per warp)");
   } else {  // non_constant_loads_per_element
     const double loads = v[0] + v[1] + v[2];
     out.value = loads * 32 / elements;
