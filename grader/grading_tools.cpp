@@ -132,7 +132,7 @@ CheckResult LabGrader::check_ncu(const Check& c) {
   const bool at_least = measure->rule == NcuMeasure::at_least;
   const double bound = at_least ? c.ncu_min : c.max;
   double elements = 0;
-  if (measure->per_element) {
+  if (measure->per_element || measure->per_stored_value) {
     const auto n = output_elements(c.case_name);
     if (!n) return instead_of_ncu(c, "the correctness run did not count the outputs of " + c.case_name);
     elements = *n;

@@ -343,12 +343,14 @@ std::optional<NcuValue> evaluate(const NcuMeasure& measure, const NcuLaunch& lau
                           " blocks");
     if (v[0] == 0) out.details.push_back("the kernel's shared-memory loads never ran");
   } else if (measure.per_stored_value) {  // shared_loads_per_output, global_loads_per_output
-    const double values = v[1] * 8;
+    const double stored = v[1] * 8;
+    const double values = elements > 0 ? std::min(stored, elements) : stored;
     out.value = values > 0 ? v[0] * 32 / values : 0;
     out.summary = readable_amount(out.value) + " " + measure.unit;
     out.details.push_back(
         count(v[0]) + (measure.name == "shared_loads_per_output" ? " shared-memory" : " global-memory") +
-        " load instructions (per warp) over " + count(values) + " values stored (" + count(v[1]) + " sectors)");
+        " load instructions (per warp) over " + count(values) + " values stored (" + count(v[1]) + " sectors" +
+        (values < stored ? ", counted as the case's " + count(elements) + " outputs" : "") + ")");
     if (values == 0) out.details.push_back("the launch stored nothing");
   } else if (measure.name == "shared_memory_instructions") {
     out.value = v[0] + v[1];

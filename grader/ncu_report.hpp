@@ -30,6 +30,8 @@ struct NcuMeasure {
   // output it wrote, so a launch that does its work another way cannot hide
   // behind one that shows the technique on a corner of the output. Launches
   // that store nothing are not judged. The store counter is the measure's last.
+  // The values a launch stored count at most the case's output elements: a
+  // kernel that stores its outputs many times over does not thin its loads.
   bool per_stored_value = false;
 };
 

@@ -275,6 +275,21 @@ TEST(NcuReport, TileLoadsAreCountedPerValueEachLaunchStored) {
   EXPECT_NE(none.worst.details.back().find("stored nothing"), std::string::npos);
 }
 
+TEST(NcuReport, StoringTheOutputManyTimesDoesNotThinTheLoads) {
+  const auto* global = find_ncu_measure("global_loads_per_output");
+  // Plain loads, 289 per output, with every output stored 20 times over: per
+  // sector stored that is 14.45, but the case has only 1,048,576 outputs.
+  const NcuLaunch repeated = launch_with(0, 1024 * 32 * 289, 20 * 1024 * 128);
+  EXPECT_NEAR(evaluate(*global, repeated)->value, 289.0 / 20, 1e-9);
+  const auto capped = evaluate(*global, repeated, 1024.0 * 1024);
+  EXPECT_NEAR(capped->value, 289.0, 1e-9);
+  EXPECT_NE(capped->details.back().find("counted as the case's 1048576 outputs"), std::string::npos)
+      << capped->details.back();
+  // A launch that writes a quarter of the output is judged by its quarter.
+  const NcuLaunch quarter = launch_with(0, 256 * 72, 256 * 128);
+  EXPECT_NEAR(evaluate(*global, quarter, 1024.0 * 1024)->value, 2.25, 1e-9);
+}
+
 TEST(NcuReport, PlainLoadsExecuteNoSharedMemoryInstruction) {
   const auto* m = find_ncu_measure("shared_memory_instructions");
   ASSERT_NE(m, nullptr);
