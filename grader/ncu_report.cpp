@@ -71,6 +71,100 @@ double product_of(const std::string& dims) {
   return any ? p : 0;
 }
 
+// ---- One function per measure: its number and the sentences that explain it ----
+
+NcuValue with_summary(double value, const std::string& amount, const NcuReading& r) {
+  NcuValue out;
+  out.value = value;
+  out.summary = amount + " " + r.measure.unit;
+  return out;
+}
+
+// The worse of loads and stores: a 32-way conflict on one of them is what the
+// student must fix, and averaging it with clean stores would halve it.
+NcuValue bank_conflicts(const NcuReading& r) {
+  const double ld = r.v[0], st = r.v[1], ld_req = r.v[2], st_req = r.v[3];
+  const bool loads_worse = ratio(ld, ld_req) >= ratio(st, st_req);
+  const double value = std::max(ratio(ld, ld_req), ratio(st, st_req));
+  NcuValue out = with_summary(value, readable_amount(value), r);
+  if (value > 0) out.summary += loads_worse ? " (loads)" : " (stores)";
+  out.details.push_back("loads: " + readable_amount(ratio(ld, ld_req)) + " conflicts per request (" + count(ld) +
+                        " over " + count(ld_req) + " requests); stores: " + readable_amount(ratio(st, st_req)) + " (" +
+                        count(st) + " over " + count(st_req) + ")");
+  if (ld_req + st_req == 0) out.details.push_back("the kernel executed no shared-memory loads or stores");
+  return out;
+}
+
+NcuValue sectors_per_request(const NcuReading& r) {
+  const double ld = r.v[0], st = r.v[1], ld_req = r.v[2], st_req = r.v[3];
+  const double value = ratio(ld + st, ld_req + st_req);
+  NcuValue out = with_summary(value, fixed(value, 1), r);
+  out.details.push_back("loads: " + fixed(ratio(ld, ld_req), 1) + " sectors per request (" + count(ld) + " over " +
+                        count(ld_req) + "); stores: " + fixed(ratio(st, st_req), 1) + " (" + count(st) + " over " +
+                        count(st_req) + "); a warp reading 32 consecutive floats needs 4");
+  return out;
+}
+
+NcuValue store_sectors_per_request(const NcuReading& r) {
+  const double value = ratio(r.v[0], r.v[1]);
+  NcuValue out = with_summary(value, readable_amount(value), r);
+  out.details.push_back(count(r.v[0]) + " sectors over " + count(r.v[1]) +
+                        " store requests; a warp storing 32 consecutive floats needs 4, 32 consecutive float4s 16");
+  return out;
+}
+
+NcuValue stored_bytes(const NcuReading& r) {
+  const double value = r.v[0] * 32 / r.elements;
+  NcuValue out = with_summary(value, readable_amount(value), r);
+  out.details.push_back(count(r.v[0]) + " 32-byte sectors stored over " + count(r.elements) + " output elements");
+  return out;
+}
+
+NcuValue local_bytes(const NcuReading& r) {
+  NcuValue out = with_summary(r.v[0] + r.v[1], count(r.v[0] + r.v[1]), r);
+  out.details.push_back(count(r.v[0]) + " bytes loaded from and " + count(r.v[1]) + " bytes stored to local memory");
+  return out;
+}
+
+NcuValue shared_loads_per_block(const NcuReading& r) {
+  const double value = ratio(r.v[0], r.blocks);
+  NcuValue out = with_summary(value, readable_amount(value), r);
+  out.details.push_back(count(r.v[0]) + " shared-memory load instructions (per warp) over " + count(r.blocks) +
+                        " blocks");
+  if (r.v[0] == 0) out.details.push_back("the kernel's shared-memory loads never ran");
+  return out;
+}
+
+// Loads (the first counter) per value the launch stored (the last: store
+// sectors, 8 four-byte values each), the values counted at most as the case's
+// outputs.
+NcuValue loads_per_stored_value(const NcuReading& r) {
+  const double stored = r.v.back() * 8;
+  const double values = r.elements > 0 ? std::min(stored, r.elements) : stored;
+  const double value = values > 0 ? r.v[0] * 32 / values : 0;
+  NcuValue out = with_summary(value, readable_amount(value), r);
+  out.details.push_back(
+      count(r.v[0]) + (r.measure.name == "shared_loads_per_output" ? " shared-memory" : " global-memory") +
+      " load instructions (per warp) over " + count(values) + " values stored (" + count(r.v.back()) + " sectors" +
+      (values < stored ? ", counted as the case's " + count(r.elements) + " outputs" : "") + ")");
+  if (values == 0) out.details.push_back("the launch stored nothing");
+  return out;
+}
+
+NcuValue shared_instructions(const NcuReading& r) {
+  NcuValue out = with_summary(r.v[0] + r.v[1], count(r.v[0] + r.v[1]), r);
+  out.details.push_back(count(r.v[0]) + " shared-memory load and " + count(r.v[1]) + " store instructions (per warp)");
+  return out;
+}
+
+NcuValue non_constant_loads(const NcuReading& r) {
+  const double value = (r.v[0] + r.v[1] + r.v[2]) * 32 / r.elements;
+  NcuValue out = with_summary(value, readable_amount(value), r);
+  out.details.push_back("load instructions (per warp): global " + count(r.v[0]) + ", local " + count(r.v[1]) +
+                        ", shared " + count(r.v[2]) + ", over " + count(r.elements) + " output elements");
+  return out;
+}
+
 }  // namespace
 
 std::string readable_amount(double v) {
@@ -79,6 +173,8 @@ std::string readable_amount(double v) {
   return fixed(v, std::min(12, static_cast<int>(std::ceil(-std::log10(std::abs(v)))) + 1));
 }
 
+// Long (about 100 lines) on purpose: the table of measures, one entry each,
+// every counter a measure needs beside the reason it is asked for.
 const std::vector<NcuMeasure>& ncu_measures() {
   static const std::vector<NcuMeasure> m = {
       {"shared_bank_conflicts_per_request",
@@ -86,15 +182,18 @@ const std::vector<NcuMeasure>& ncu_measures() {
        {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
         "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", "sm__sass_inst_executed_op_shared_ld.sum",
         "sm__sass_inst_executed_op_shared_st.sum"},
+       bank_conflicts,
        "bank_conflicts"},
       {"global_sectors_per_request",
        "32-byte sectors per global-memory request",
        {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
         "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"},
+       sectors_per_request,
        "uncoalesced"},
       {"local_memory_bytes",
        "bytes of local-memory traffic",
        {"l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum"},
+       local_bytes,
        "local_memory"},
       // Stores alone: a warp writing 32 consecutive floats needs 4 sectors, 32
       // consecutive float4s 16 (as coalesced as 16-byte stores get), one row
@@ -103,6 +202,7 @@ const std::vector<NcuMeasure>& ncu_measures() {
       {"global_store_sectors_per_request",
        "32-byte sectors per global-memory store request",
        {"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"},
+       store_sectors_per_request,
        "uncoalesced"},
       // The named kernel did the work: the bytes its stores covered, per output
       // element, over all its launches in the case. A kernel that writes every
@@ -111,6 +211,7 @@ const std::vector<NcuMeasure>& ncu_measures() {
       {"stored_bytes_per_element",
        "bytes stored to global memory per output element",
        {"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"},
+       stored_bytes,
        "not_the_named_kernel",
        NcuMeasure::at_least,
        true},
@@ -120,6 +221,7 @@ const std::vector<NcuMeasure>& ncu_measures() {
       {"shared_loads_per_block",
        "shared-memory loads executed per block",
        {"sm__sass_inst_executed_op_shared_ld.sum"},
+       shared_loads_per_block,
        "memory_space",
        NcuMeasure::at_least},
       // The tile is where the data comes from: per output value a launch
@@ -131,6 +233,7 @@ const std::vector<NcuMeasure>& ncu_measures() {
       {"shared_loads_per_output",
        "shared-memory loads per output value stored",
        {"sm__sass_inst_executed_op_shared_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"},
+       loads_per_stored_value,
        "memory_space",
        NcuMeasure::at_least,
        false,
@@ -142,6 +245,7 @@ const std::vector<NcuMeasure>& ncu_measures() {
       {"global_loads_per_output",
        "global-memory loads per output value stored",
        {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"},
+       loads_per_stored_value,
        "memory_space",
        NcuMeasure::at_most,
        false,
@@ -151,6 +255,7 @@ const std::vector<NcuMeasure>& ncu_measures() {
       {"shared_memory_instructions",
        "shared-memory loads and stores executed",
        {"sm__sass_inst_executed_op_shared_ld.sum", "sm__sass_inst_executed_op_shared_st.sum"},
+       shared_instructions,
        "memory_space"},
       // Evidence by exclusion: every load executed from global (plain or
       // read-only, through any pointer), local or shared memory, per output
@@ -162,6 +267,7 @@ const std::vector<NcuMeasure>& ncu_measures() {
        "loads from global, local or shared memory per output element",
        {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "sm__sass_inst_executed_op_local_ld.sum",
         "sm__sass_inst_executed_op_shared_ld.sum"},
+       non_constant_loads,
        "memory_space",
        NcuMeasure::at_most,
        true},
@@ -295,75 +401,14 @@ NcuJudgement judge_launches(const NcuMeasure& measure, const std::vector<NcuLaun
 }
 
 std::optional<NcuValue> evaluate(const NcuMeasure& measure, const NcuLaunch& launch, double elements) {
-  const auto& metrics = launch.metrics;
   std::vector<double> v;
   for (const auto& name : measure.metrics) {
-    const auto it = metrics.find(name);
-    if (it == metrics.end()) return std::nullopt;
+    const auto it = launch.metrics.find(name);
+    if (it == launch.metrics.end()) return std::nullopt;
     v.push_back(it->second);
   }
   if (measure.per_element && !(elements > 0)) return std::nullopt;
-  NcuValue out;
-  if (measure.name == "shared_bank_conflicts_per_request") {
-    // The worse of loads and stores: a 32-way conflict on one of them is what
-    // the student must fix, and averaging it with clean stores would halve it.
-    const double ld = v[0], st = v[1], ld_req = v[2], st_req = v[3];
-    const bool loads_worse = ratio(ld, ld_req) >= ratio(st, st_req);
-    out.value = std::max(ratio(ld, ld_req), ratio(st, st_req));
-    out.summary =
-        readable_amount(out.value) + " " + measure.unit + (out.value > 0 ? loads_worse ? " (loads)" : " (stores)" : "");
-    out.details.push_back("loads: " + readable_amount(ratio(ld, ld_req)) + " conflicts per request (" + count(ld) +
-                          " over " + count(ld_req) + " requests); stores: " + readable_amount(ratio(st, st_req)) +
-                          " (" + count(st) + " over " + count(st_req) + ")");
-    if (ld_req + st_req == 0) out.details.push_back("the kernel executed no shared-memory loads or stores");
-  } else if (measure.name == "global_sectors_per_request") {
-    const double ld = v[0], st = v[1], ld_req = v[2], st_req = v[3];
-    out.value = ratio(ld + st, ld_req + st_req);
-    out.summary = fixed(out.value, 1) + " " + measure.unit;
-    out.details.push_back("loads: " + fixed(ratio(ld, ld_req), 1) + " sectors per request (" + count(ld) + " over " +
-                          count(ld_req) + "); stores: " + fixed(ratio(st, st_req), 1) + " (" + count(st) + " over " +
-                          count(st_req) + "); a warp reading 32 consecutive floats needs 4");
-  } else if (measure.name == "global_store_sectors_per_request") {
-    out.value = ratio(v[0], v[1]);
-    out.summary = readable_amount(out.value) + " " + measure.unit;
-    out.details.push_back(count(v[0]) + " sectors over " + count(v[1]) +
-                          " store requests; a warp storing 32 consecutive floats needs 4, 32 consecutive float4s 16");
-  } else if (measure.name == "stored_bytes_per_element") {
-    out.value = v[0] * 32 / elements;
-    out.summary = readable_amount(out.value) + " " + measure.unit;
-    out.details.push_back(count(v[0]) + " 32-byte sectors stored over " + count(elements) + " output elements");
-  } else if (measure.name == "local_memory_bytes") {
-    out.value = v[0] + v[1];
-    out.summary = count(out.value) + " " + measure.unit;
-    out.details.push_back(count(v[0]) + " bytes loaded from and " + count(v[1]) + " bytes stored to local memory");
-  } else if (measure.name == "shared_loads_per_block") {
-    out.value = ratio(v[0], launch.blocks);
-    out.summary = readable_amount(out.value) + " " + measure.unit;
-    out.details.push_back(count(v[0]) + " shared-memory load instructions (per warp) over " + count(launch.blocks) +
-                          " blocks");
-    if (v[0] == 0) out.details.push_back("the kernel's shared-memory loads never ran");
-  } else if (measure.per_stored_value) {  // shared_loads_per_output, global_loads_per_output
-    const double stored = v[1] * 8;
-    const double values = elements > 0 ? std::min(stored, elements) : stored;
-    out.value = values > 0 ? v[0] * 32 / values : 0;
-    out.summary = readable_amount(out.value) + " " + measure.unit;
-    out.details.push_back(
-        count(v[0]) + (measure.name == "shared_loads_per_output" ? " shared-memory" : " global-memory") +
-        " load instructions (per warp) over " + count(values) + " values stored (" + count(v[1]) + " sectors" +
-        (values < stored ? ", counted as the case's " + count(elements) + " outputs" : "") + ")");
-    if (values == 0) out.details.push_back("the launch stored nothing");
-  } else if (measure.name == "shared_memory_instructions") {
-    out.value = v[0] + v[1];
-    out.summary = count(out.value) + " " + measure.unit;
-    out.details.push_back(count(v[0]) + " shared-memory load and " + count(v[1]) + " store instructions (per warp)");
-  } else {  // non_constant_loads_per_element
-    const double loads = v[0] + v[1] + v[2];
-    out.value = loads * 32 / elements;
-    out.summary = readable_amount(out.value) + " " + measure.unit;
-    out.details.push_back("load instructions (per warp): global " + count(v[0]) + ", local " + count(v[1]) +
-                          ", shared " + count(v[2]) + ", over " + count(elements) + " output elements");
-  }
-  return out;
+  return measure.value_of(NcuReading{measure, v, launch.blocks, elements});
 }
 
 }  // namespace grader

@@ -13,11 +13,29 @@
 
 namespace grader {
 
+struct NcuValue {
+  double value = 0;
+  std::string summary;               // "31.0 bank conflicts per shared-memory request"
+  std::vector<std::string> details;  // the counters it came from
+};
+
+struct NcuMeasure;
+
+// What a measure reads of one launch: its counters in the order the measure
+// names them, the launch, and the case's output elements (0 when not counted).
+struct NcuReading {
+  const NcuMeasure& measure;
+  const std::vector<double>& v;
+  double blocks = 0;
+  double elements = 0;
+};
+
 struct NcuMeasure {
-  std::string name;                  // as in lab.json
-  std::string unit;                  // how the value reads: "bank conflicts per shared-memory request"
-  std::vector<std::string> metrics;  // the raw ncu metrics it needs
-  std::string symptom;               // what a failing check reports (docs/json-output.md)
+  std::string name;                                   // as in lab.json
+  std::string unit;                                   // how the value reads: "bank conflicts per shared-memory request"
+  std::vector<std::string> metrics;                   // the raw ncu metrics it needs
+  NcuValue (*value_of)(const NcuReading&) = nullptr;  // the number and the sentences
+  std::string symptom;                                // what a failing check reports (docs/json-output.md)
   // at_most: a cost that must stay low (lab.json "max"); at_least: evidence
   // that the kernel really did something at run time (lab.json "min").
   enum Rule { at_most, at_least } rule = at_most;
@@ -73,12 +91,6 @@ NcuLog parse_ncu_log(const std::string& log);
 // The launches a measure judges: each on its own, or for a per-element
 // measure all of them summed into one.
 std::vector<NcuLaunch> judged_launches(const NcuMeasure& measure, const std::vector<NcuLaunch>& launches);
-
-struct NcuValue {
-  double value = 0;
-  std::string summary;               // "31.0 bank conflicts per shared-memory request"
-  std::vector<std::string> details;  // the counters it came from
-};
 
 // Empty when a metric the measure needs is missing from the log, or a
 // per-element measure has no element count.
