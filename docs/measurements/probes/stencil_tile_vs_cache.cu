@@ -2,6 +2,7 @@
 // stencils at radii 1, 3 and 8, each written both ways, timed with events (median of 30 runs,
 // after 5 warm-up runs), against a device-to-device cudaMemcpy of the same bytes.
 // Build and run: nvcc -O3 -arch=sm_90 -o stencil stencil_tile_vs_cache.cu && ./stencil
+// probe-nvcc-flags: -O3 -arch=sm_90
 #include <algorithm>
 #include <cstdio>
 #include <vector>

@@ -1,6 +1,9 @@
 // Shared-memory bank conflicts of sub-word (char, short) accesses, against 32-bit controls: the
 // measurement behind lab07's "Bytes and halves" (log: ../logs/h100-subword-bank-conflicts.log).
 // Build and profile: nvcc -arch=sm_90 -o subword subword_bank_conflicts.cu && ncu --metrics ... ./subword
+// scripts/run-probes runs it under ncu with these counters, then prints the SASS of its shared accesses:
+// probe-ncu-metrics: l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,sm__sass_inst_executed_op_shared_ld.sum,sm__sass_inst_executed_op_shared_st.sum
+// probe-nvcc-flags: -arch=sm_90
 #include <cstdio>
 #include <cuda_runtime.h>
 
