@@ -8,7 +8,7 @@
 //   // expect: all pass
 //
 // The grammar and the rules that judge a report live in
-// grader/fixture_expectation.hpp, shared with `grader check`.
+// grader/model/fixture_expectation.hpp, shared with `grader check`.
 //
 // Static tests run anywhere nvcc does (the grader is told there is no GPU);
 // Gpu tests need a device and skip, saying why, without one.

@@ -1,4 +1,4 @@
-// compute-sanitizer logs recorded on the H100 (grader/testdata/h100-san-*.txt):
+// compute-sanitizer logs recorded on the H100 (grader/reports/testdata/h100-san-*.txt):
 // lab07 and lab08 without __syncthreads() under racecheck, lab07 writing past
 // its output under memcheck, and the references' clean logs.
 #include "sanitizer_report.hpp"

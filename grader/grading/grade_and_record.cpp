@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "app.hpp"
+#include "options.hpp"
 #include "progress.hpp"
 
 namespace grader {

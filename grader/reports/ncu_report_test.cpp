@@ -1,4 +1,4 @@
-// ncu's CSV logs recorded on the H100 (grader/testdata/h100-ncu-*.csv): the
+// ncu's CSV logs recorded on the H100 (grader/reports/testdata/h100-ncu-*.csv): the
 // lab07 transpose with and without the padded tile, lab02's 2-D kernel
 // coalesced and not, lab01's window in local memory, and a run that never
 // launched the kernel ncu was told to profile.

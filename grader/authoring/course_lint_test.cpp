@@ -5,8 +5,8 @@
 
 #include <fstream>
 
-#include "app.hpp"
 #include "lesson_checks.hpp"
+#include "options.hpp"
 
 namespace grader {
 namespace {

@@ -11,11 +11,11 @@
 #include <regex>
 #include <set>
 
-#include "app.hpp"
 #include "child_process.hpp"
 #include "diagnostics.hpp"
 #include "hint_policy.hpp"
 #include "manifest.hpp"
+#include "options.hpp"
 #include "sha256.hpp"
 #include "text.hpp"
 #include "todo_regions.hpp"

@@ -7,10 +7,10 @@
 #include <memory>
 #include <string>
 
-#include "app.hpp"
 #include "builder.hpp"
 #include "course.hpp"
 #include "device.hpp"
+#include "options.hpp"
 #include "toolchain.hpp"
 
 namespace grader {

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <iostream>
 
-#include "app.hpp"
 #include "grading.hpp"
+#include "options.hpp"
 #include "terminal.hpp"
 #include "timing_chart.hpp"
 
