@@ -36,6 +36,25 @@ struct Check {
   bool is_static() const;
 };
 
+namespace manifest_detail {
+class Reader;
+}
+
+// Everything the grader knows of one check kind, written once (check_kinds()
+// in manifest_checks.cpp): its keys in lab.json, how it is read, whether it
+// runs without a GPU, and for a timed kind how the referee names its result.
+struct CheckKindTraits {
+  std::string name;               // as in lab.json: "speedup"
+  std::vector<std::string> keys;  // every key a check of this kind may hold
+  void (*read)(const manifest_detail::Reader&, const nlohmann::json&, const std::string& path, Check&);
+  bool is_static = false;    // reads the compiler's output only: runs without a GPU
+  bool timed = false;        // the referee times it; one timing session per case serves them all
+  std::string interval_key;  // timed: its interval's key in the referee's timing result
+  std::string decide_name;   // timed: the NAME of `referee time --decide NAME:MIN`
+};
+const std::vector<CheckKindTraits>& check_kinds();
+const CheckKindTraits* check_kind_traits(const std::string& kind);  // nullptr for an unknown kind
+
 // A check the referee times (speedup, fraction_of_peak, fraction_of_library):
 // one timing session per case serves them all.
 bool is_timed_kind(const std::string& kind);

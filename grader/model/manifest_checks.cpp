@@ -15,40 +15,47 @@
 
 namespace grader {
 
+const CheckKindTraits* check_kind_traits(const std::string& kind) {
+  for (const auto& t : check_kinds())
+    if (t.name == kind) return &t;
+  return nullptr;
+}
+
 bool is_timed_kind(const std::string& kind) {
-  return kind == "speedup" || kind == "fraction_of_peak" || kind == "fraction_of_library";
+  const auto* t = check_kind_traits(kind);
+  return t && t->timed;
 }
 
 std::string timing_interval_key(const std::string& kind) {
-  return kind == "speedup" ? "speedup" : kind == "fraction_of_peak" ? "fraction" : "library_fraction";
+  const auto* t = check_kind_traits(kind);
+  return t && t->timed ? t->interval_key : "";
 }
 
 std::string timing_decide_name(const std::string& kind) {
-  return kind == "speedup" ? "speedup" : kind == "fraction_of_peak" ? "fraction" : "library";
+  const auto* t = check_kind_traits(kind);
+  return t && t->timed ? t->decide_name : "";
 }
 
 const std::vector<std::string>& known_check_kinds() {
-  static const std::vector<std::string> kinds = {
-      "correct", "speedup", "fraction_of_peak", "ptxas", "ptx", "api", "fraction_of_library", "ncu", "sanitizer"};
+  static const std::vector<std::string> kinds = [] {
+    std::vector<std::string> out;
+    for (const auto& t : check_kinds()) out.push_back(t.name);
+    return out;
+  }();
   return kinds;
 }
 
-bool Check::is_static() const { return kind == "ptx" || kind == "ptxas"; }
+bool Check::is_static() const {
+  const auto* t = check_kind_traits(kind);
+  return t && t->is_static;
+}
 
 namespace manifest_detail {
 namespace {
 
 std::vector<std::string> keys_of_kind(const std::string& kind) {
-  if (kind == "ptx") return {"kind", "kernel", "must_contain", "must_not_contain"};
-  if (kind == "ptxas") return {"kind", "kernel", "max_stack_frame", "max_spill_bytes", "max_registers"};
-  if (kind == "correct") return {"kind", "cases"};
-  if (kind == "speedup") return {"kind", "case", "min", "over"};
-  if (kind == "fraction_of_peak") return {"kind", "case", "min"};
-  if (kind == "api") return {"kind", "case", "facts"};
-  if (kind == "fraction_of_library") return {"kind", "case", "min"};
-  if (kind == "ncu") return {"kind", "kernel", "case", "metric", "max", "min", "fallback"};
-  if (kind == "sanitizer") return {"kind", "cases", "tools"};
-  return {};
+  const auto* t = check_kind_traits(kind);
+  return t ? t->keys : std::vector<std::string>{};
 }
 
 // Keys a check of any kind may hold: used to suggest a fix when "kind" itself is missing.
@@ -200,22 +207,32 @@ Check read_check(const Reader& r, const json& v, const std::string& path) {
   }
   r.reject_unknown_keys(v, path, keys_of_kind(c.kind), "a " + quote(c.kind) + " check");
 
-  if (c.kind == "ptx")
-    read_ptx(r, v, path, c);
-  else if (c.kind == "ptxas")
-    read_ptxas(r, v, path, c);
-  else if (c.kind == "correct")
-    read_correct(r, v, path, c);
-  else if (c.kind == "api")
-    read_api(r, v, path, c);
-  else if (c.kind == "ncu")
-    read_ncu(r, v, path, c);
-  else if (c.kind == "sanitizer")
-    read_sanitizer(r, v, path, c);
-  else
-    read_timed(r, v, path, c);
+  if (const auto* t = check_kind_traits(c.kind)) t->read(r, v, path, c);
   return c;
 }
 
 }  // namespace manifest_detail
+// The one table of check kinds: every fact about a kind is read from here.
+const std::vector<CheckKindTraits>& check_kinds() {
+  using namespace manifest_detail;
+  static const std::vector<CheckKindTraits> kinds = {
+      {"correct", {"kind", "cases"}, read_correct, false, false, "", ""},
+      {"speedup", {"kind", "case", "min", "over"}, read_timed, false, true, "speedup", "speedup"},
+      {"fraction_of_peak", {"kind", "case", "min"}, read_timed, false, true, "fraction", "fraction"},
+      {"ptxas",
+       {"kind", "kernel", "max_stack_frame", "max_spill_bytes", "max_registers"},
+       read_ptxas,
+       true,
+       false,
+       "",
+       ""},
+      {"ptx", {"kind", "kernel", "must_contain", "must_not_contain"}, read_ptx, true, false, "", ""},
+      {"api", {"kind", "case", "facts"}, read_api, false, false, "", ""},
+      {"fraction_of_library", {"kind", "case", "min"}, read_timed, false, true, "library_fraction", "library"},
+      {"ncu", {"kind", "kernel", "case", "metric", "max", "min", "fallback"}, read_ncu, false, false, "", ""},
+      {"sanitizer", {"kind", "cases", "tools"}, read_sanitizer, false, false, "", ""},
+  };
+  return kinds;
+}
+
 }  // namespace grader

@@ -8,6 +8,7 @@
 #include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
 
 namespace grader {
 namespace {
@@ -596,6 +597,30 @@ TEST(TimedKinds, NameTheirIntervalAndDecisionAsTheRefereeDoes) {
   EXPECT_EQ(timing_decide_name("speedup"), "speedup");
   EXPECT_EQ(timing_decide_name("fraction_of_peak"), "fraction");
   EXPECT_EQ(timing_decide_name("fraction_of_library"), "library");
+}
+
+TEST(CheckKinds, OneTableSaysEverythingAboutEachKind) {
+  std::set<std::string> names;
+  for (const auto& t : check_kinds()) {
+    EXPECT_TRUE(names.insert(t.name).second) << t.name << " is listed twice";
+    EXPECT_NE(t.read, nullptr) << t.name;
+    ASSERT_FALSE(t.keys.empty()) << t.name;
+    EXPECT_EQ(t.keys.front(), "kind") << t.name;
+    EXPECT_EQ(t.timed, !t.interval_key.empty()) << t.name;
+    EXPECT_EQ(t.timed, !t.decide_name.empty()) << t.name;
+    EXPECT_FALSE(t.timed && t.is_static) << t.name << ": a timed check needs a GPU";
+    EXPECT_EQ(check_kind_traits(t.name), &t);
+  }
+  EXPECT_EQ(names, std::set<std::string>(known_check_kinds().begin(), known_check_kinds().end()));
+  EXPECT_EQ(check_kind_traits("spedup"), nullptr);
+  EXPECT_FALSE(is_timed_kind("ncu"));
+  EXPECT_EQ(timing_interval_key("ncu"), "");
+  Check ptx;
+  ptx.kind = "ptx";
+  EXPECT_TRUE(ptx.is_static());
+  Check timed;
+  timed.kind = "speedup";
+  EXPECT_FALSE(timed.is_static());
 }
 
 }  // namespace
