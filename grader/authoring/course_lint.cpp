@@ -110,17 +110,20 @@ LintItem lint_manifest(const LabSources& s) {
                    "valid: " + std::to_string(m.steps.size()) + " steps, " + std::to_string(checks) + " checks");
 }
 
-std::vector<LintItem> lint_todo_markers(const std::string& skeleton, const std::optional<std::string>& solution,
-                                        const Manifest& manifest) {
+namespace {
+
+struct TodoMarker {
+  int line = 0;  // 0-based
+  int step = 0;
+};
+
+// The skeleton's well-formed markers that name a step of lab.json, and a
+// sentence for each line that looks like a marker but is not one.
+std::vector<TodoMarker> find_todo_markers(const std::vector<std::string>& lines, const Manifest& manifest,
+                                          std::vector<std::string>& problems) {
   static const std::regex loose(R"(TODO\s*\(\s*step)", std::regex::icase);
   static const std::regex strict(R"(// TODO\(step (\d+)\): \S.*\(~\d+ lines?\)\s*$)");
-  const auto lines = split_lines(skeleton);
-  struct Marker {
-    int line = 0;  // 0-based
-    int step = 0;
-  };
-  std::vector<Marker> markers;
-  std::vector<std::string> problems;
+  std::vector<TodoMarker> markers;
   for (std::size_t n = 0; n < lines.size(); ++n) {
     if (!std::regex_search(lines[n], loose)) continue;
     std::smatch m;
@@ -142,6 +145,12 @@ std::vector<LintItem> lint_todo_markers(const std::string& skeleton, const std::
   }
   if (markers.empty() && problems.empty())
     problems.push_back("kernel.cu has no TODO(step N) marker: what is the student to write?");
+  return markers;
+}
+
+LintItem markers_item(const std::vector<TodoMarker>& markers, const std::vector<std::string>& problems,
+                      const Manifest& manifest) {
+  if (!problems.empty()) return make_item("todo_markers", "fail", problems.front(), problems);
   std::set<int> marked;
   for (const auto& m : markers) marked.insert(m.step);
   std::vector<std::string> unmarked;
@@ -149,33 +158,25 @@ std::vector<LintItem> lint_todo_markers(const std::string& skeleton, const std::
     if (!marked.count(st.id)) unmarked.push_back(std::to_string(st.id));
   std::vector<std::string> marked_ids;
   for (int s : marked) marked_ids.push_back(std::to_string(s));
+  return make_item("todo_markers", "pass",
+                   std::to_string(markers.size()) + " well-formed marker" + (markers.size() == 1 ? "" : "s") +
+                       " for step" + (marked.size() == 1 ? " " : "s ") + join(marked_ids, ", ") +
+                       (unmarked.empty()       ? ""
+                        : unmarked.size() == 1 ? "; step " + unmarked[0] + " needs no code of its own"
+                                               : "; steps " + join(unmarked, ", ") + " need no code of their own"));
+}
 
-  std::vector<LintItem> out;
-  if (problems.empty()) {
-    out.push_back(
-        make_item("todo_markers", "pass",
-                  std::to_string(markers.size()) + " well-formed marker" + (markers.size() == 1 ? "" : "s") +
-                      " for step" + (marked.size() == 1 ? " " : "s ") + join(marked_ids, ", ") +
-                      (unmarked.empty()       ? ""
-                       : unmarked.size() == 1 ? "; step " + unmarked[0] + " needs no code of its own"
-                                              : "; steps " + join(unmarked, ", ") + " need no code of their own")));
-  } else {
-    out.push_back(make_item("todo_markers", "fail", problems.front(), problems));
-  }
-
-  if (!solution) {
-    out.push_back(make_item("todo_solution", "skip", "no solution to compare the TODO regions with"));
-    return out;
-  }
-  // A step "needs code" when its checks would differ between skeleton and
-  // solution; statically that is: the solution changes code in a region whose
-  // marker names the step. A marker whose region the solution leaves alone
-  // (or only loses its comment) asks the student for work the reference never did.
-  // A hunk is credited to every region it touches: adjacent markers filled by
-  // one block of code (lab07's "pad the tile" right above "stage the tile")
-  // cannot be told apart by a line diff, so this errs towards passing.
+// A step "needs code" when its checks would differ between skeleton and
+// solution; statically that is: the solution changes code in a region whose
+// marker names the step. A marker whose region the solution leaves alone
+// (or only loses its comment) asks the student for work the reference never did.
+// A hunk is credited to every region it touches: adjacent markers filled by
+// one block of code (lab07's "pad the tile" right above "stage the tile")
+// cannot be told apart by a line diff, so this errs towards passing.
+LintItem solution_fills_markers(const std::vector<std::string>& lines, const std::vector<TodoMarker>& markers,
+                                const std::string& solution) {
   const auto in = todo_region_lines(lines);
-  const auto hunks = diff_lines(lines, split_lines(*solution));
+  const auto hunks = diff_lines(lines, split_lines(solution));
   std::vector<std::string> idle;
   for (const auto& mk : markers) {
     int end = mk.line;
@@ -196,12 +197,23 @@ std::vector<LintItem> lint_todo_markers(const std::string& skeleton, const std::
       idle.push_back("kernel.cu:" + std::to_string(mk.line + 1) + ": step " + std::to_string(mk.step) +
                      " has a marker, but the solution changes no code in its region");
   }
-  const bool solution_keeps_markers = solution->find("TODO(step") != std::string::npos;
-  if (solution_keeps_markers) idle.push_back("the solution still holds a TODO(step N) marker");
-  if (idle.empty())
-    out.push_back(make_item("todo_solution", "pass", "the solution fills every marked region with code"));
+  if (solution.find("TODO(step") != std::string::npos) idle.push_back("the solution still holds a TODO(step N) marker");
+  if (idle.empty()) return make_item("todo_solution", "pass", "the solution fills every marked region with code");
+  return make_item("todo_solution", "fail", idle.front(), idle);
+}
+
+}  // namespace
+
+std::vector<LintItem> lint_todo_markers(const std::string& skeleton, const std::optional<std::string>& solution,
+                                        const Manifest& manifest) {
+  const auto lines = split_lines(skeleton);
+  std::vector<std::string> problems;
+  const auto markers = find_todo_markers(lines, manifest, problems);
+  std::vector<LintItem> out = {markers_item(markers, problems, manifest)};
+  if (!solution)
+    out.push_back(make_item("todo_solution", "skip", "no solution to compare the TODO regions with"));
   else
-    out.push_back(make_item("todo_solution", "fail", idle.front(), idle));
+    out.push_back(solution_fills_markers(lines, markers, *solution));
   return out;
 }
 
