@@ -130,8 +130,11 @@ std::string check_in_words(const Check& c) {
     const NcuMeasure* m = find_ncu_measure(c.metric);
     const std::string unit = m ? m->unit : c.metric;
     const bool at_least = m && m->rule == NcuMeasure::at_least;
-    std::string s = "`ncu`: every launch of " + code(c.kernel) + at + " has " +
-                    (at_least ? "at least " + plain_number(c.ncu_min) : "at most " + plain_number(c.max)) + " " + unit;
+    // "at most 0 bank conflicts" reads as "no bank conflicts".
+    const std::string bound = at_least     ? "at least " + plain_number(c.ncu_min)
+                              : c.max == 0 ? std::string("no")
+                                           : "at most " + plain_number(c.max);
+    std::string s = "`ncu`: every launch of " + code(c.kernel) + at + " has " + bound + " " + unit;
     for (const auto& f : c.fallback) s += "; where ncu cannot read the GPU's counters, instead " + check_in_words(f);
     return s;
   }

@@ -55,6 +55,12 @@ TEST(LessonChecks, EachKindReadsWithItsThresholdInWords) {
             "`64x64`");
   EXPECT_EQ(check_in_words(m.steps[2].checks[1]),
             "`ptxas`: for `k`, no stack frame, no spills, at most 64 registers per thread");
+  Check none = m.steps[1].checks[1];
+  none.metric = "shared_memory_instructions";
+  none.max = 0;
+  none.fallback.clear();
+  EXPECT_EQ(check_in_words(none),
+            "`ncu`: every launch of `k` at case `64x64` has no shared-memory loads and stores executed");
 }
 
 TEST(LessonChecks, WritingPutsEachListUnderItsHeadingAndTheLintThenPasses) {
