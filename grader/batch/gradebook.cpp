@@ -248,6 +248,48 @@ json gradescope_result(const BatchRow& row, const GradebookInfo& info) {
   return {{"score", score}, {"output", output}, {"tests", tests}, {"extra_data", extra}};
 }
 
+namespace {
+
+// One step of one submission as a <testcase>; returns what it counts as:
+// 'f' a failure, 'e' an error (the submission was not graded), 's' skipped
+// or locked, 'p' passed.
+char junit_testcase(std::ostringstream& cases, const BatchRow& r, const GradebookInfo& info, std::size_t i) {
+  const Step& st = info.steps[i];
+  cases << "    <testcase classname=\"" << xml_escape(info.lab_id + "." + r.id) << "\" name=\""
+        << xml_escape(step_name(st)) << "\" time=\"0\">\n";
+  const std::string status = step_status(r, i);
+  const json* s = report_step(r, i);
+  char outcome = 'p';
+  if (r.status != "graded") {
+    outcome = 'e';
+    cases << "      <error message=\"" << xml_escape(row_notes(r, info)) << "\"/>\n";
+  } else if (i == 0 && build_failed(r)) {
+    outcome = 'f';
+    cases << "      <failure message=\"" << xml_escape(build_failure(r)) << "\" type=\"build\">"
+          << xml_escape(str(r.report["build"]["student"], "diagnostics")) << "</failure>\n";
+  } else if (status == "fail") {
+    outcome = 'f';
+    std::string kind;
+    for (const auto& c : s->value("checks", json::array()))
+      if (str(c, "status") == "fail") {
+        kind = str(c, "kind");
+        break;
+      }
+    cases << "      <failure message=\"" << xml_escape(failing_summary(*s, "fail")) << "\" type=\"" << xml_escape(kind)
+          << "\">" << xml_escape(check_lines(*s)) << "</failure>\n";
+  } else if (status == "skipped") {
+    outcome = 's';
+    cases << "      <skipped message=\"" << xml_escape(failing_summary(*s, "skipped")) << "\"/>\n";
+  } else if (status != "pass") {
+    outcome = 's';
+    cases << "      <skipped message=\"locked: an earlier step failed\"/>\n";
+  }
+  cases << "    </testcase>\n";
+  return outcome;
+}
+
+}  // namespace
+
 std::string junit_xml(const std::vector<BatchRow>& rows, const GradebookInfo& info) {
   std::ostringstream body;
   int all_tests = 0, all_failures = 0, all_errors = 0, all_skipped = 0;
@@ -255,36 +297,10 @@ std::string junit_xml(const std::vector<BatchRow>& rows, const GradebookInfo& in
     int failures = 0, errors = 0, skipped = 0;
     std::ostringstream cases;
     for (std::size_t i = 0; i < info.steps.size(); ++i) {
-      const Step& st = info.steps[i];
-      cases << "    <testcase classname=\"" << xml_escape(info.lab_id + "." + r.id) << "\" name=\""
-            << xml_escape(step_name(st)) << "\" time=\"0\">\n";
-      const std::string status = step_status(r, i);
-      const json* s = report_step(r, i);
-      if (r.status != "graded") {
-        ++errors;
-        cases << "      <error message=\"" << xml_escape(row_notes(r, info)) << "\"/>\n";
-      } else if (i == 0 && build_failed(r)) {
-        ++failures;
-        cases << "      <failure message=\"" << xml_escape(build_failure(r)) << "\" type=\"build\">"
-              << xml_escape(str(r.report["build"]["student"], "diagnostics")) << "</failure>\n";
-      } else if (status == "fail") {
-        ++failures;
-        std::string kind;
-        for (const auto& c : s->value("checks", json::array()))
-          if (str(c, "status") == "fail") {
-            kind = str(c, "kind");
-            break;
-          }
-        cases << "      <failure message=\"" << xml_escape(failing_summary(*s, "fail")) << "\" type=\""
-              << xml_escape(kind) << "\">" << xml_escape(check_lines(*s)) << "</failure>\n";
-      } else if (status == "skipped") {
-        ++skipped;
-        cases << "      <skipped message=\"" << xml_escape(failing_summary(*s, "skipped")) << "\"/>\n";
-      } else if (status != "pass") {
-        ++skipped;
-        cases << "      <skipped message=\"locked: an earlier step failed\"/>\n";
-      }
-      cases << "    </testcase>\n";
+      const char outcome = junit_testcase(cases, r, info, i);
+      failures += outcome == 'f';
+      errors += outcome == 'e';
+      skipped += outcome == 's';
     }
     const int n = static_cast<int>(info.steps.size());
     body << "  <testsuite name=\"" << xml_escape(r.id) << "\" tests=\"" << n << "\" failures=\"" << failures
