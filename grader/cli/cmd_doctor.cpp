@@ -11,51 +11,39 @@ namespace {
 
 std::string gb(long long bytes) { return std::to_string(bytes / 1000000) + " MB"; }
 
-int run_doctor(const GlobalOptions& g) {
+// What the machine has, as JSON: the course, the toolkit and its tools, the
+// driver and the GPU (or why there is none).
+nlohmann::json doctor_json(const Course& course, const std::optional<Session>& session,
+                           const std::optional<std::string>& toolkit_error) {
   nlohmann::json j = {{"schema", "cuda-memory-labs/doctor/1"}};
-  const Course course = Course::discover(g.root);
   j["course"] = course.root().string();
   j["labs"] = course.labs().size();
-  std::optional<Session> session;
-  try {
-    session.emplace(Session::open(g, /*measure_bandwidth=*/true));
-  } catch (const EnvironmentError& e) {
-    j["toolkit"] = {{"ok", false}, {"error", e.what()}};
+  if (!session) {
+    j["toolkit"] = {{"ok", false}, {"error", toolkit_error.value_or("")}};
+    return j;
   }
-  int code = kExitPass;
-  if (session) {
-    const auto& t = session->toolchain;
-    const auto& d = session->device;
-    j["toolkit"] = {{"ok", true}, {"nvcc", t.nvcc.string()}, {"version", t.version}};
-    j["ncu"] = t.ncu ? nlohmann::json(t.ncu->string()) : nlohmann::json(nullptr);
-    j["compute_sanitizer"] =
-        t.compute_sanitizer ? nlohmann::json(t.compute_sanitizer->string()) : nlohmann::json(nullptr);
-    j["driver"] = cuda_version_string(d.driver_version);
-    j["runtime"] = cuda_version_string(d.runtime_version);
-    j["arch"] = session->builder->settings().arch;
-    j["gpu"] = d.present ? d.raw : nlohmann::json(nullptr);
-    if (!d.present) {
-      j["no_gpu_reason"] = d.reason;
-      code = kExitEnvironment;
-    }
-  } else {
-    code = kExitEnvironment;
-  }
-  if (g.json) {
-    std::cout << j.dump(2) << "\n";
-    return code;
-  }
+  const auto& t = session->toolchain;
+  const auto& d = session->device;
+  j["toolkit"] = {{"ok", true}, {"nvcc", t.nvcc.string()}, {"version", t.version}};
+  j["ncu"] = t.ncu ? nlohmann::json(t.ncu->string()) : nlohmann::json(nullptr);
+  j["compute_sanitizer"] =
+      t.compute_sanitizer ? nlohmann::json(t.compute_sanitizer->string()) : nlohmann::json(nullptr);
+  j["driver"] = cuda_version_string(d.driver_version);
+  j["runtime"] = cuda_version_string(d.runtime_version);
+  j["arch"] = session->builder->settings().arch;
+  j["gpu"] = d.present ? d.raw : nlohmann::json(nullptr);
+  if (!d.present) j["no_gpu_reason"] = d.reason;
+  return j;
+}
+
+// The same, one line a part, each marked as usable or not.
+void print_doctor(const GlobalOptions& g, const Session& session) {
   const auto line = [](bool ok, const std::string& what, const std::string& text) {
     std::cout << "  " << (ok ? Style::pass_mark() : Style::fail_mark()) << " " << Style::bold(what) << "  " << text
               << "\n";
   };
-  std::cout << "course  " << course.root().string() << " (" << course.labs().size() << " labs)\n\n";
-  if (!session) {
-    line(false, "toolkit", j["toolkit"]["error"].get<std::string>());
-    return code;
-  }
-  const auto& t = session->toolchain;
-  const auto& d = session->device;
+  const auto& t = session.toolchain;
+  const auto& d = session.device;
   line(true, "toolkit", "nvcc " + t.version + " at " + t.nvcc.string());
   line(d.driver_version > 0, "driver",
        d.driver_version > 0 ? "CUDA " + cuda_version_string(d.driver_version) : "no NVIDIA driver found");
@@ -72,11 +60,34 @@ int run_doctor(const GlobalOptions& g) {
     line(false, "GPU", "none: " + d.reason + ". Static checks still run; GPU steps are skipped (exit code 4).");
   }
   line(true, "arch",
-       "building for " + session->builder->settings().arch +
+       "building for " + session.builder->settings().arch +
            (g.arch.empty() ? (d.present ? " (this GPU)" : " (default; --arch to change)") : " (--arch)"));
   line(t.ncu.has_value(), "ncu", t.ncu ? t.ncu->string() : "not found: hardware-counter checks fall back to timing");
   line(t.compute_sanitizer.has_value(), "compute-sanitizer",
        t.compute_sanitizer ? t.compute_sanitizer->string() : "not found: sanitizer checks are skipped");
+}
+
+int run_doctor(const GlobalOptions& g) {
+  const Course course = Course::discover(g.root);
+  std::optional<Session> session;
+  std::optional<std::string> toolkit_error;
+  try {
+    session.emplace(Session::open(g, /*measure_bandwidth=*/true));
+  } catch (const EnvironmentError& e) {
+    toolkit_error = e.what();
+  }
+  const int code = session && session->device.present ? kExitPass : kExitEnvironment;
+  if (g.json) {
+    std::cout << doctor_json(course, session, toolkit_error).dump(2) << "\n";
+    return code;
+  }
+  std::cout << "course  " << course.root().string() << " (" << course.labs().size() << " labs)\n\n";
+  if (!session) {
+    std::cout << "  " << Style::fail_mark() << " " << Style::bold("toolkit") << "  " << toolkit_error.value_or("")
+              << "\n";
+    return code;
+  }
+  print_doctor(g, *session);
   return code;
 }
 
