@@ -82,6 +82,45 @@ void print_hints(const LabInfo& lab, const Step& step, const std::vector<std::st
   if (!fresh) std::cout << "\n  " << Style::dim("That is every hint for this step.") << "\n";
 }
 
+// The step asked for with --step, else the first the student has not passed
+// (nullptr when every step passes).
+const Step* step_for_hint(const HintOptions& o, const Manifest& m, const LabInfo& lab, const ProgressStore& store) {
+  if (o.step) {
+    if (const Step* s = m.find_step(o.step)) return s;
+    throw CourseError(lab.id + " has no step " + std::to_string(o.step) + " (it has 1.." +
+                      std::to_string(m.steps.size()) + ")");
+  }
+  const LabProgress* p = store.find(lab.id);
+  for (const auto& s : m.steps)
+    if (!p || !p->steps_passed.count(s.id)) return &s;
+  return nullptr;
+}
+
+int hints_seen(const ProgressStore& store, const LabInfo& lab, const Step& step) {
+  const LabProgress* p = store.find(lab.id);
+  if (!p) return 0;
+  const auto it = p->hints_shown.find(step.id);
+  return it == p->hints_shown.end() ? 0 : it->second;
+}
+
+// One more hint shown, counted under the progress lock against the file as
+// it is now (two grader processes cannot lose a count). Returns how many of
+// the step's hints are now shown; `fresh` says whether this one is new.
+int count_hint(ProgressStore& store, const LabInfo& lab, const Step& step, bool& fresh,
+               std::vector<std::string>& warnings) {
+  const int total = static_cast<int>(step.hints.size());
+  int shown = 0;
+  const auto more = store.update([&](ProgressStore& st) {
+    int& n = st.lab(lab.id).hints_shown[step.id];
+    fresh = n < total;
+    if (fresh) ++n;
+    shown = n;
+  });
+  for (const auto& w : more)
+    if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
+  return shown;
+}
+
 int run_hint(const HintOptions& o, const GlobalOptions& g) {
   const Course course = Course::discover(g.root);
   const LabInfo& lab = course.resolve(o.lab);
@@ -89,22 +128,11 @@ int run_hint(const HintOptions& o, const GlobalOptions& g) {
   const HintPolicy policy = read_hint_policy(course.root());
   ProgressStore store(course.state_dir() / "progress.json");
   auto warnings = store.load();
-
-  const auto step_for = [&](const ProgressStore& st) -> const Step* {
-    if (o.step) return m.find_step(o.step);
-    const LabProgress* p = st.find(lab.id);
-    for (const auto& s : m.steps)
-      if (!p || !p->steps_passed.count(s.id)) return &s;
-    return nullptr;
-  };
-  if (o.step && !m.find_step(o.step))
-    throw CourseError(lab.id + " has no step " + std::to_string(o.step) + " (it has 1.." +
-                      std::to_string(m.steps.size()) + ")");
   nlohmann::json out = {{"schema", "cuda-memory-labs/hint/1"},
                         {"lab", lab.folder},
                         {"hint_penalty", policy.penalty ? nlohmann::json(*policy.penalty) : nlohmann::json(nullptr)},
                         {"policy", policy.sentence()}};
-  const Step* step = step_for(store);
+  const Step* step = step_for_hint(o, m, lab, store);
   if (!step) {
     out["warnings"] = warnings;
     out["step"] = nullptr;
@@ -116,32 +144,13 @@ int run_hint(const HintOptions& o, const GlobalOptions& g) {
                 << " --step N shows a step's hints.)\n";
     return kExitPass;
   }
-
   // What it costs is said before a hint the student has not seen.
-  const int seen = [&] {
-    const LabProgress* p = store.find(lab.id);
-    if (!p) return 0;
-    const auto it = p->hints_shown.find(step->id);
-    return it == p->hints_shown.end() ? 0 : it->second;
-  }();
-  const int total = static_cast<int>(step->hints.size());
-  if (!cleared_to_show(o, g, lab, *step, policy, seen)) return kExitPass;
-
-  // Counted under the progress lock, against the file as it is now.
-  int shown = 0;
+  if (!cleared_to_show(o, g, lab, *step, policy, hints_seen(store, lab, *step))) return kExitPass;
   bool fresh = false;
-  const auto more = store.update([&](ProgressStore& st) {
-    int& n = st.lab(lab.id).hints_shown[step->id];
-    fresh = n < total;
-    if (fresh) ++n;
-    shown = n;
-  });
-  for (const auto& w : more)
-    if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
-
+  const int shown = count_hint(store, lab, *step, fresh, warnings);
   out["warnings"] = warnings;
   out["step"] = step->id;
-  out["total"] = total;
+  out["total"] = step->hints.size();
   out["shown"] = shown;
   out["hints"] = std::vector<std::string>(step->hints.begin(), step->hints.begin() + shown);
   if (g.json) {
