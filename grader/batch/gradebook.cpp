@@ -206,6 +206,17 @@ std::string grades_csv(const std::vector<BatchRow>& rows, const GradebookInfo& i
   return os.str();
 }
 
+json row_json(const BatchRow& r, const GradebookInfo& info) {
+  return {
+      {"id", r.id},
+      {"status", r.status},
+      {"reason", r.reason},
+      {"points", r.status == "not_graded" ? json(nullptr)
+                                          : json(final_score(earned_points(r, info), r.hints_used, info.hint_penalty))},
+      {"hints_used", r.hints_used},
+      {"notes", row_notes(r, info)}};
+}
+
 json gradescope_result(const BatchRow& row, const GradebookInfo& info) {
   json tests = json::array();
   for (std::size_t i = 0; i < info.steps.size(); ++i) {

@@ -52,4 +52,8 @@ std::string junit_xml(const std::vector<BatchRow>& rows, const GradebookInfo& in
 // A sentence for the notes column / Gradescope's top-level output.
 std::string row_notes(const BatchRow& row, const GradebookInfo& info);
 
+// A submission's row as `grader --json batch` and `grader --json collect` list
+// it: id, status, reason, points (null when not graded), hints used, notes.
+nlohmann::json row_json(const BatchRow& row, const GradebookInfo& info);
+
 }  // namespace grader

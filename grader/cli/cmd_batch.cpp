@@ -140,16 +140,11 @@ void write_class_files(const fs::path& out, const std::vector<BatchRow>& rows, c
 // Each submission's row as `grader --json batch` lists it.
 json rows_json(const std::vector<BatchRow>& rows, const GradebookInfo& info) {
   json jrows = json::array();
-  for (const auto& r : rows)
-    jrows.push_back({{"id", r.id},
-                     {"status", r.status},
-                     {"reason", r.reason},
-                     {"points", r.status == "not_graded"
-                                    ? json(nullptr)
-                                    : json(final_score(earned_points(r, info), r.hints_used, info.hint_penalty))},
-                     {"hints_used", r.hints_used},
-                     {"reused", r.reused},
-                     {"notes", row_notes(r, info)}});
+  for (const auto& r : rows) {
+    json row = row_json(r, info);
+    row["reused"] = r.reused;
+    jrows.push_back(std::move(row));
+  }
   return jrows;
 }
 

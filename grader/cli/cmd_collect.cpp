@@ -22,38 +22,65 @@ struct CollectOptions {
   double hint_penalty = -1;  // < 0: the one given to `grader batch --slurm`
 };
 
-int run_collect(const CollectOptions& o, const GlobalOptions& g) {
-  SlurmBatch b;
+// What a collect needs of the batch folder: the batch, its lab, and the
+// gradebook's facts (points, the hint penalty, the Slurm job).
+struct CollectedBatch {
+  SlurmBatch batch;
+  std::string lab_folder;
+  GradebookInfo info;
+  std::string job;  // the Slurm job id, "" when unknown
+};
+
+CollectedBatch open_collected_batch(const CollectOptions& o, const GlobalOptions& g) {
+  CollectedBatch c;
   try {
-    b = load_slurm_batch(fs::absolute(o.out));
+    c.batch = load_slurm_batch(fs::absolute(o.out));
   } catch (const std::runtime_error& e) {
     throw CourseError(e.what());
   }
+  const SlurmBatch& b = c.batch;
   const Course course = Course::discover(!g.root.empty()             ? g.root
                                          : fs::exists(b.course_root) ? b.course_root
                                                                      : fs::path());
   const LabInfo& lab = course.resolve(o.lab);
   if (lab.id != b.lab_id)
     throw CourseError(o.out + " holds a batch of " + b.lab_id + ", not of " + lab.id + " (use --lab " + b.lab_id + ")");
-  const Manifest manifest = load_manifest(lab.dir / "lab.json");
+  c.lab_folder = lab.folder;
+  c.info = GradebookInfo::from_manifest(load_manifest(lab.dir / "lab.json"), lab.folder);
+  c.info.hint_penalty = o.hint_penalty >= 0 ? o.hint_penalty : b.hint_penalty;
+  std::ifstream in(b.out / "slurm" / "job_id");
+  std::getline(in, c.job);
+  c.info.environment = {{"scheduler", "slurm"},
+                        {"slurm_job_id", c.job.empty() ? json(nullptr) : json(c.job)},
+                        {"gres", b.job.gres},
+                        {"isolation", b.isolation}};
+  return c;
+}
 
-  GradebookInfo info = GradebookInfo::from_manifest(manifest, lab.folder);
-  info.hint_penalty = o.hint_penalty >= 0 ? o.hint_penalty : b.hint_penalty;
-  const std::string job = [&] {
-    std::ifstream in(b.out / "slurm" / "job_id");
-    std::string id;
-    std::getline(in, id);
-    return id;
-  }();
-  info.environment = {{"scheduler", "slurm"},
-                      {"slurm_job_id", job.empty() ? json(nullptr) : json(job)},
-                      {"gres", b.job.gres},
-                      {"isolation", b.isolation}};
+void print_collected(const CollectedBatch& c, const json& jrows, const json& counts) {
+  const GradebookInfo& info = c.info;
+  const fs::path& out = c.batch.out;
+  for (const auto& r : jrows)
+    std::cout << r["id"].get<std::string>() << "  " << r["status"].get<std::string>() << "  "
+              << (r["status"] == "graded" ? format_number(r["points"].get<double>(), 2) + "/" +
+                                                format_number(info.total_points(), 2) + " points  "
+                                          : "")
+              << r["notes"].get<std::string>() << "\n";
+  std::cout << counts["graded"].get<int>() << " graded, " << counts["rejected"].get<int>() << " rejected, "
+            << counts["error"].get<int>() << " not graded\n";
+  if (counts["missing"].get<std::size_t>() > 0)
+    std::cout << counts["missing"].get<std::size_t>()
+              << " without a result: see the Slurm logs, then resubmit with `sbatch "
+              << (out / "slurm" / "job.sbatch").string() << "` (finished rows are kept)\n";
+  std::cout << "wrote " << (out / "grades.csv").string() << ", " << (out / "junit.xml").string() << ", "
+            << (out / "gradescope").string() << "/<id>/results.json\n";
+}
 
+int run_collect(const CollectOptions& o, const GlobalOptions& g) {
+  const CollectedBatch c = open_collected_batch(o, g);
   std::size_t missing = 0;
-  const auto rows = collect_slurm_rows(b, &missing);
-  write_gradebooks(b.out, rows, info);
-
+  const auto rows = collect_slurm_rows(c.batch, &missing);
+  write_gradebooks(c.batch.out, rows, c.info);
   int graded = 0, rejected = 0, errors = 0, not_graded = 0;
   json jrows = json::array();
   for (const auto& r : rows) {
@@ -61,47 +88,26 @@ int run_collect(const CollectOptions& o, const GlobalOptions& g) {
     rejected += r.status == "rejected";
     errors += r.status == "error";
     not_graded += r.status == "not_graded";
-    jrows.push_back({{"id", r.id},
-                     {"status", r.status},
-                     {"reason", r.reason},
-                     {"points", r.status == "not_graded"
-                                    ? json(nullptr)
-                                    : json(final_score(earned_points(r, info), r.hints_used, info.hint_penalty))},
-                     {"hints_used", r.hints_used},
-                     {"notes", row_notes(r, info)}});
+    jrows.push_back(row_json(r, c.info));
   }
-  if (g.json) {
+  const json counts = {
+      {"graded", graded}, {"rejected", rejected}, {"error", errors}, {"not_graded", not_graded}, {"missing", missing}};
+  const int code = not_graded > 0 ? kExitEnvironment : kExitPass;
+  if (g.json)
     std::cout << json{{"schema", "cuda-memory-labs/collect/1"},
-                      {"lab", lab.folder},
-                      {"out", b.out.string()},
-                      {"slurm_job_id", job.empty() ? json(nullptr) : json(job)},
-                      {"total_points", info.total_points()},
-                      {"hint_penalty", info.hint_penalty},
-                      {"counts",
-                       {{"graded", graded},
-                        {"rejected", rejected},
-                        {"error", errors},
-                        {"not_graded", not_graded},
-                        {"missing", missing}}},
+                      {"lab", c.lab_folder},
+                      {"out", c.batch.out.string()},
+                      {"slurm_job_id", c.job.empty() ? json(nullptr) : json(c.job)},
+                      {"total_points", c.info.total_points()},
+                      {"hint_penalty", c.info.hint_penalty},
+                      {"counts", counts},
                       {"rows", jrows},
-                      {"exit_code", not_graded > 0 ? kExitEnvironment : kExitPass}}
+                      {"exit_code", code}}
                      .dump(2)
               << "\n";
-  } else {
-    for (const auto& r : jrows)
-      std::cout << r["id"].get<std::string>() << "  " << r["status"].get<std::string>() << "  "
-                << (r["status"] == "graded" ? format_number(r["points"].get<double>(), 2) + "/" +
-                                                  format_number(info.total_points(), 2) + " points  "
-                                            : "")
-                << r["notes"].get<std::string>() << "\n";
-    std::cout << graded << " graded, " << rejected << " rejected, " << errors << " not graded\n";
-    if (missing > 0)
-      std::cout << missing << " without a result: see the Slurm logs, then resubmit with `sbatch "
-                << (b.out / "slurm" / "job.sbatch").string() << "` (finished rows are kept)\n";
-    std::cout << "wrote " << (b.out / "grades.csv").string() << ", " << (b.out / "junit.xml").string() << ", "
-              << (b.out / "gradescope").string() << "/<id>/results.json\n";
-  }
-  return not_graded > 0 ? kExitEnvironment : kExitPass;
+  else
+    print_collected(c, jrows, counts);
+  return code;
 }
 
 }  // namespace
