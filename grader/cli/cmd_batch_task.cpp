@@ -29,6 +29,60 @@ std::string host_name() {
   return ::gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string("?");
 }
 
+// A resubmitted array keeps what already finished for the same bytes, as
+// `grader batch` does: true when `file` holds such a result.
+bool finished_before(const fs::path& file, const SlurmBatch& b, const std::string& hash) {
+  if (!fs::exists(file)) return false;
+  try {
+    std::ifstream in(file, std::ios::binary);
+    const json j = json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
+    const BatchRow old = row_from_json(j);
+    if (j.value("lab", "") == b.lab_id && old.hash == hash && old.status != "error" && old.status != "not_graded") {
+      std::cout << "kept from an earlier run: " << old.status << "\n";
+      return true;
+    }
+  } catch (const std::exception&) {
+  }
+  return false;
+}
+
+// A row that is not a grade: the submission was rejected, or this node could not grade it.
+BatchRow row_without_grade(const Submission& s, const SlurmBatch& b, const std::string& hash, const std::string& status,
+                           const std::string& reason) {
+  BatchRow row;
+  row.id = s.id;
+  row.status = status;
+  row.reason = reason;
+  row.hash = hash;
+  row.hints_used = hints_used(s.folder, b.lab_id);
+  return row;
+}
+
+// Grades one submission on this node as `grader batch` would, in one job slot.
+BatchRow grade_on_this_node(const Submission& s, const SlurmBatch& b, const GlobalOptions& g, std::string& isolation) {
+  GlobalOptions task = g;
+  task.json = true;
+  if (task.root.empty()) task.root = b.course_root;
+  if (task.arch.empty()) task.arch = b.arch;
+  Session session = Session::open(task);
+  BatchEnvironment env = prepare_batch_environment(session, b.isolation, {b.submissions_dir, b.out});
+  isolation = env.isolation.mode;
+  std::cout << "isolation: " << env.isolation_note << std::endl;
+  BatchSettings settings;
+  settings.course_root = session.course.root();
+  settings.grader_exe = fs::read_symlink("/proc/self/exe");
+  settings.lab = b.lab;
+  settings.lab_id = b.lab_id;
+  settings.arch = session.builder->settings().arch;
+  settings.out = b.out;
+  settings.jobs = 1;
+  settings.timeout_s = b.timeout_s;
+  settings.all_steps = b.all_steps;
+  settings.isolation = env.isolation;
+  if (!session.device.present) settings.no_gpu_reason = session.device.reason;
+  return grade_submission(s, settings);
+}
+
 int run_batch_task(const BatchTaskOptions& o, const GlobalOptions& g) {
   SlurmBatch b;
   try {
@@ -46,64 +100,22 @@ int run_batch_task(const BatchTaskOptions& o, const GlobalOptions& g) {
   const std::string job = array_job && array_task ? std::string(array_job) + "_" + array_task : "";
   std::cout << "task " << i << ": " << s.id << " (" << (s.source.empty() ? b.submissions_dir / s.id : s.source).string()
             << ") on " << host_name() << (job.empty() ? "" : ", Slurm job " + job) << std::endl;
-
-  // A resubmitted array keeps what already finished for the same bytes, as `grader batch` does.
-  if (fs::exists(file)) {
-    try {
-      std::ifstream in(file, std::ios::binary);
-      const json j = json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
-      const BatchRow old = row_from_json(j);
-      if (j.value("lab", "") == b.lab_id && old.hash == hash && old.status != "error" && old.status != "not_graded") {
-        std::cout << "kept from an earlier run: " << old.status << "\n";
-        return kExitPass;
-      }
-    } catch (const std::exception&) {
-    }
-  }
+  if (finished_before(file, b, hash)) return kExitPass;
 
   BatchRow row;
   std::string isolation = b.isolation;
   int code = kExitPass;
   const std::string problem = s.problem.empty() ? check_submission_file(s.source) : s.problem;
   if (!problem.empty()) {
-    row.id = s.id;
-    row.status = "rejected";
-    row.reason = problem;
-    row.hash = hash;
-    row.hints_used = hints_used(s.folder, b.lab_id);
+    row = row_without_grade(s, b, hash, "rejected", problem);
   } else {
     try {
-      GlobalOptions task = g;
-      task.json = true;
-      if (task.root.empty()) task.root = b.course_root;
-      if (task.arch.empty()) task.arch = b.arch;
-      Session session = Session::open(task);
-      BatchEnvironment env = prepare_batch_environment(session, b.isolation, {b.submissions_dir, b.out});
-      isolation = env.isolation.mode;
-      std::cout << "isolation: " << env.isolation_note << std::endl;
-      BatchSettings settings;
-      settings.course_root = session.course.root();
-      settings.grader_exe = fs::read_symlink("/proc/self/exe");
-      settings.lab = b.lab;
-      settings.lab_id = b.lab_id;
-      settings.arch = session.builder->settings().arch;
-      settings.out = b.out;
-      settings.jobs = 1;
-      settings.timeout_s = b.timeout_s;
-      settings.all_steps = b.all_steps;
-      settings.isolation = env.isolation;
-      if (!session.device.present) settings.no_gpu_reason = session.device.reason;
-      row = grade_submission(s, settings);
+      row = grade_on_this_node(s, b, g, isolation);
     } catch (const Interrupted&) {
       throw;
     } catch (const std::exception& e) {
       // The gradebook says why instead of only "no result".
-      row = BatchRow{};
-      row.id = s.id;
-      row.status = "error";
-      row.reason = "cannot grade on " + host_name() + ": " + e.what();
-      row.hash = hash;
-      row.hints_used = hints_used(s.folder, b.lab_id);
+      row = row_without_grade(s, b, hash, "error", "cannot grade on " + host_name() + ": " + e.what());
       code = kExitEnvironment;
     }
   }
