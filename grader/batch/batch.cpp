@@ -169,6 +169,32 @@ void run_on_threads(int jobs, const std::function<void()>& work, std::atomic<boo
 
 }  // namespace
 
+BatchSettings batch_settings(const Session& session, const std::string& lab, const std::string& lab_id,
+                             const fs::path& out, const IsolationSettings& isolation, bool all_steps) {
+  BatchSettings settings;
+  settings.course_root = session.course.root();
+  settings.grader_exe = fs::read_symlink("/proc/self/exe");
+  settings.lab = lab;
+  settings.lab_id = lab_id;
+  settings.arch = session.builder->settings().arch;
+  settings.out = out;
+  settings.all_steps = all_steps;
+  settings.isolation = isolation;
+  if (!session.device.present) settings.no_gpu_reason = session.device.reason;
+  return settings;
+}
+
+BatchCounts count_rows(const std::vector<BatchRow>& rows) {
+  BatchCounts c;
+  for (const auto& r : rows) {
+    c.graded += r.status == "graded";
+    c.rejected += r.status == "rejected";
+    c.errors += r.status == "error";
+    c.not_graded += r.status == "not_graded";
+  }
+  return c;
+}
+
 BatchEnvironment prepare_batch_environment(const Session& session, const std::string& mode,
                                            const std::vector<fs::path>& hidden) {
   BatchEnvironment b;

@@ -89,6 +89,18 @@ struct Session;
 
 // What a batch needs from the grading machine: the isolation it can give and the
 // facts a gradebook records (GPU, driver, CUDA).
+// The settings every grade of a batch shares, from this session: its course,
+// this grader binary, the architecture it builds for, the isolation, and why
+// nothing is graded when there is no GPU. jobs and timeout_s are the caller's.
+BatchSettings batch_settings(const Session& session, const std::string& lab, const std::string& lab_id,
+                             const std::filesystem::path& out, const IsolationSettings& isolation, bool all_steps);
+
+// How many rows ended each way.
+struct BatchCounts {
+  int graded = 0, rejected = 0, errors = 0, not_graded = 0;
+};
+BatchCounts count_rows(const std::vector<BatchRow>& rows);
+
 struct BatchEnvironment {
   IsolationSettings isolation;
   std::string isolation_note;  // how submissions are isolated, and why no more than that

@@ -148,6 +148,34 @@ json rows_json(const std::vector<BatchRow>& rows, const GradebookInfo& info) {
   return jrows;
 }
 
+// `grader --json batch`'s document.
+json batch_json(const std::string& lab_folder, const fs::path& out, const BatchEnvironment& env,
+                const GradebookInfo& info, const std::vector<BatchRow>& rows, int code) {
+  const BatchCounts n = count_rows(rows);
+  return {
+      {"schema", "cuda-memory-labs/batch/1"},
+      {"lab", lab_folder},
+      {"out", out.string()},
+      {"total_points", info.total_points()},
+      {"hint_penalty", info.hint_penalty},
+      {"isolation", env.isolation.mode},
+      {"isolation_note", env.isolation_note},
+      {"environment", env.environment},
+      {"counts", {{"graded", n.graded}, {"rejected", n.rejected}, {"error", n.errors}, {"not_graded", n.not_graded}}},
+      {"rows", rows_json(rows, info)},
+      {"exit_code", code}};
+}
+
+// The lines after the rows: how many ended each way, and the files written.
+void print_batch_summary(const std::vector<BatchRow>& rows, const fs::path& out, const std::string& no_gpu_reason) {
+  const BatchCounts n = count_rows(rows);
+  if (n.not_graded > 0) std::cout << "not graded: no GPU (" << no_gpu_reason << "): no score was recorded\n";
+  std::cout << n.graded << " graded, " << n.rejected << " rejected, " << n.errors
+            << " errors (retried on the next run)\n"
+            << "wrote " << (out / "grades.csv").string() << ", " << (out / "junit.xml").string() << ", "
+            << (out / "gradescope").string() << "/<id>/results.json\n";
+}
+
 int run_batch_command(const BatchCommandOptions& o, const GlobalOptions& g) {
   check_batch_options(o);
   if (o.slurm) return run_slurm_batch_command(o, g);
@@ -171,18 +199,9 @@ int run_batch_command(const BatchCommandOptions& o, const GlobalOptions& g) {
   if (session.device.present)
     session.builder->build({{lab.dir, lab.dir / manifest.student_file, "kernel.cu", manifest.link}});
 
-  BatchSettings settings;
-  settings.course_root = session.course.root();
-  settings.grader_exe = fs::read_symlink("/proc/self/exe");
-  settings.lab = lab.folder;
-  settings.lab_id = lab.id;
-  settings.arch = session.builder->settings().arch;
-  settings.out = out;
+  BatchSettings settings = batch_settings(session, lab.folder, lab.id, out, env.isolation, o.all);
   settings.jobs = o.jobs > 0 ? o.jobs : usable_cores();
   settings.timeout_s = o.timeout_s;
-  settings.all_steps = o.all;
-  settings.isolation = env.isolation;
-  if (!session.device.present) settings.no_gpu_reason = session.device.reason;
 
   GradebookInfo info = GradebookInfo::from_manifest(manifest, lab.folder);
   info.hint_penalty = o.hint_penalty;
@@ -200,36 +219,13 @@ int run_batch_command(const BatchCommandOptions& o, const GlobalOptions& g) {
   });
 
   write_class_files(out, rows, info);
-  int graded = 0, rejected = 0, errors = 0, not_graded = 0;
-  for (const auto& r : rows) {
-    graded += r.status == "graded";
-    rejected += r.status == "rejected";
-    errors += r.status == "error";
-    not_graded += r.status == "not_graded";
-  }
+  const BatchCounts n = count_rows(rows);
   // No GPU: nothing was graded, and a caller must not take the files for grades.
-  const int code = not_graded > 0 ? kExitEnvironment : kExitPass;
-  if (g.json) {
-    std::cout << json{{"schema", "cuda-memory-labs/batch/1"},
-                      {"lab", lab.folder},
-                      {"out", out.string()},
-                      {"total_points", info.total_points()},
-                      {"hint_penalty", info.hint_penalty},
-                      {"isolation", env.isolation.mode},
-                      {"isolation_note", env.isolation_note},
-                      {"environment", env.environment},
-                      {"counts",
-                       {{"graded", graded}, {"rejected", rejected}, {"error", errors}, {"not_graded", not_graded}}},
-                      {"rows", rows_json(rows, info)},
-                      {"exit_code", code}}
-                     .dump(2)
-              << "\n";
-  } else {
-    if (not_graded > 0) std::cout << "not graded: no GPU (" << session.device.reason << "): no score was recorded\n";
-    std::cout << graded << " graded, " << rejected << " rejected, " << errors << " errors (retried on the next run)\n"
-              << "wrote " << (out / "grades.csv").string() << ", " << (out / "junit.xml").string() << ", "
-              << (out / "gradescope").string() << "/<id>/results.json\n";
-  }
+  const int code = n.not_graded > 0 ? kExitEnvironment : kExitPass;
+  if (g.json)
+    std::cout << batch_json(lab.folder, out, env, info, rows, code).dump(2) << "\n";
+  else
+    print_batch_summary(rows, out, session.device.reason);
   return code;
 }
 

@@ -68,18 +68,9 @@ BatchRow grade_on_this_node(const Submission& s, const SlurmBatch& b, const Glob
   BatchEnvironment env = prepare_batch_environment(session, b.isolation, {b.submissions_dir, b.out});
   isolation = env.isolation.mode;
   std::cout << "isolation: " << env.isolation_note << std::endl;
-  BatchSettings settings;
-  settings.course_root = session.course.root();
-  settings.grader_exe = fs::read_symlink("/proc/self/exe");
-  settings.lab = b.lab;
-  settings.lab_id = b.lab_id;
-  settings.arch = session.builder->settings().arch;
-  settings.out = b.out;
+  BatchSettings settings = batch_settings(session, b.lab, b.lab_id, b.out, env.isolation, b.all_steps);
   settings.jobs = 1;
   settings.timeout_s = b.timeout_s;
-  settings.all_steps = b.all_steps;
-  settings.isolation = env.isolation;
-  if (!session.device.present) settings.no_gpu_reason = session.device.reason;
   return grade_submission(s, settings);
 }
 

@@ -81,18 +81,15 @@ int run_collect(const CollectOptions& o, const GlobalOptions& g) {
   std::size_t missing = 0;
   const auto rows = collect_slurm_rows(c.batch, &missing);
   write_gradebooks(c.batch.out, rows, c.info);
-  int graded = 0, rejected = 0, errors = 0, not_graded = 0;
   json jrows = json::array();
-  for (const auto& r : rows) {
-    graded += r.status == "graded";
-    rejected += r.status == "rejected";
-    errors += r.status == "error";
-    not_graded += r.status == "not_graded";
-    jrows.push_back(row_json(r, c.info));
-  }
-  const json counts = {
-      {"graded", graded}, {"rejected", rejected}, {"error", errors}, {"not_graded", not_graded}, {"missing", missing}};
-  const int code = not_graded > 0 ? kExitEnvironment : kExitPass;
+  for (const auto& r : rows) jrows.push_back(row_json(r, c.info));
+  const BatchCounts n = count_rows(rows);
+  const json counts = {{"graded", n.graded},
+                       {"rejected", n.rejected},
+                       {"error", n.errors},
+                       {"not_graded", n.not_graded},
+                       {"missing", missing}};
+  const int code = n.not_graded > 0 ? kExitEnvironment : kExitPass;
   if (g.json)
     std::cout << json{{"schema", "cuda-memory-labs/collect/1"},
                       {"lab", c.lab_folder},
