@@ -10,6 +10,38 @@ using nlohmann::json;
 
 namespace grader {
 
+namespace {
+
+// What a failed ptx check means for the student's code: a sentence for each
+// missing class that needs one, and for each forbidden class present.
+std::vector<std::string> ptx_failure_details(const Check& c, const PtxModule& ptx,
+                                             const std::vector<std::string>& missing,
+                                             const std::vector<std::string>& forbidden_present) {
+  std::vector<std::string> out;
+  const auto lacks = [&](const char* cls) { return std::find(missing.begin(), missing.end(), cls) != missing.end(); };
+  if (lacks("ld.shared")) out.push_back("the kernel does not read shared memory yet");
+  if (lacks("bar.sync"))
+    out.push_back("no __syncthreads(): threads would read shared memory that other threads have not written yet");
+  if (lacks("global_variable"))
+    out.push_back(ptx.global_variables.empty()
+                      ? "the module declares no __device__ array"
+                      : c.kernel + " never reads or writes a __device__ array through its own address (declared: " +
+                            join(ptx.global_variables, ", ") + ")");
+  static const std::map<std::string, std::string> kForbidden = {
+      {"pointer_access",
+       "it loads or stores through a pointer it was handed or read from memory: read and write "
+       "the __device__ arrays by name in the kernel"},
+      {"shared", "it uses shared memory: the step asks for the data in registers"},
+      {"ld.generic", "it loads through a generic pointer (ld with no state space), which may read any memory"},
+      {"st.generic", "it stores through a generic pointer (st with no state space)"},
+  };
+  for (const auto& cls : forbidden_present)
+    if (auto it = kForbidden.find(cls); it != kForbidden.end()) out.push_back(c.kernel + ": " + it->second);
+  return out;
+}
+
+}  // namespace
+
 CheckResult LabGrader::check_ptx(const Check& c) {
   const auto k = ptx_.kernels.find(c.kernel);
   if (k == ptx_.kernels.end()) {
@@ -31,8 +63,11 @@ CheckResult LabGrader::check_ptx(const Check& c) {
   for (const auto& cls : c.must_contain) {
     (present(cls) ? shown : missing).push_back(cls);
   }
+  std::vector<std::string> forbidden_present;
   for (const auto& cls : c.must_not_contain) {
-    if (present(cls)) forbidden.push_back(cls + " (" + std::to_string(count_instruction(k->second, cls)) + "×)");
+    if (!present(cls)) continue;
+    forbidden.push_back(cls + " (" + std::to_string(count_instruction(k->second, cls)) + "×)");
+    forbidden_present.push_back(cls);
   }
   CheckResult r;
   r.kind = c.kind;
@@ -48,28 +83,7 @@ CheckResult LabGrader::check_ptx(const Check& c) {
   if (!missing.empty()) why.push_back("no " + join(missing, ", no "));
   if (!forbidden.empty()) why.push_back("still has " + join(forbidden, ", "));
   r.summary = c.kernel + " PTX: " + join(why, "; ");
-  if (std::find(missing.begin(), missing.end(), "ld.shared") != missing.end())
-    r.details.push_back("the kernel does not read shared memory yet");
-  if (std::find(missing.begin(), missing.end(), "bar.sync") != missing.end())
-    r.details.push_back("no __syncthreads(): threads would read shared memory that other threads have not written yet");
-  if (std::find(missing.begin(), missing.end(), "global_variable") != missing.end())
-    r.details.push_back(ptx_.global_variables.empty()
-                            ? "the module declares no __device__ array"
-                            : c.kernel +
-                                  " never reads or writes a __device__ array through its own address (declared: " +
-                                  join(ptx_.global_variables, ", ") + ")");
-  // What each forbidden class means for the student's code.
-  static const std::map<std::string, std::string> kForbidden = {
-      {"pointer_access",
-       "it loads or stores through a pointer it was handed or read from memory: read and write "
-       "the __device__ arrays by name in the kernel"},
-      {"shared", "it uses shared memory: the step asks for the data in registers"},
-      {"ld.generic", "it loads through a generic pointer (ld with no state space), which may read any memory"},
-      {"st.generic", "it stores through a generic pointer (st with no state space)"},
-  };
-  for (const auto& cls : c.must_not_contain)
-    if (auto it = kForbidden.find(cls); it != kForbidden.end() && present(cls))
-      r.details.push_back(c.kernel + ": " + it->second);
+  r.details = ptx_failure_details(c, ptx_, missing, forbidden_present);
   return r;
 }
 
