@@ -98,52 +98,44 @@ void build_ahead(Session& session, const LabSources& s) {
 
 // ---- nvcc ----
 
-void lint_lab_builds(Session& session, const LabSources& s, LabLint& out) {
-  if (!s.manifest || !s.skeleton) {
-    out.items.push_back(make_item(
-        "builds", "skip", !s.manifest ? "lab.json does not load: nothing to build against" : "no kernel.cu to build"));
-    return;
-  }
-  // Build items go before the fixture items, in the order a reader checks them.
-  std::vector<LintItem> built;
-  DeviceHidden static_only(session);
+namespace {
+
+// The skeleton builds, and which of its static checks fail (its first step
+// must fail on a GPU, so failing ones are expected).
+LintItem skeleton_build_item(Session& session, const LabSources& s) {
   const GradeReport sk = grade(session, s, s.lab.dir / s.manifest->student_file, /*all_steps=*/true);
-  if (!sk.student_build.ok) {
-    built.push_back(make_item("build_skeleton", "fail", "the skeleton does not build (" + sk.student_build.stage + ")",
-                              diagnostics_lines(sk.student_build.diagnostics)));
-  } else {
-    const auto fails = failing_checks(sk);
-    built.push_back(make_item(
-        "build_skeleton", "pass",
-        fails.empty() ? "the skeleton builds; it passes every static check (its first step must fail on a GPU)"
-                      : "the skeleton builds; its static checks: " + fails.front(),
-        fails.size() > 1 ? std::vector<std::string>(fails.begin() + 1, fails.end()) : std::vector<std::string>{}));
-  }
-  if (s.solution) {
-    const GradeReport so = grade(session, s, *s.solution_path, /*all_steps=*/true);
-    if (!so.student_build.ok) {
-      built.push_back(make_item("build_solution", "fail",
-                                "the solution does not build (" + so.student_build.stage + ")",
-                                diagnostics_lines(so.student_build.diagnostics)));
-      built.push_back(make_item("solution_static", "skip", "the solution does not build"));
-    } else {
-      built.push_back(make_item("build_solution", "pass", "the solution builds"));
-      const auto fails = failing_checks(so);
-      std::size_t statics = 0;
-      for (const auto& st : s.manifest->steps)
-        for (const auto& c : st.checks) statics += c.is_static() ? 1 : 0;
-      if (fails.empty())
-        built.push_back(
-            make_item("solution_static", "pass",
-                      "the solution passes every static check (" + std::to_string(statics) + " ptx/ptxas)"));
-      else
-        built.push_back(
-            make_item("solution_static", "fail", "the solution fails a static check: " + fails.front(), fails));
-    }
-  }
-  auto at = std::find_if(out.items.begin(), out.items.end(),
-                         [](const LintItem& i) { return i.id.rfind("fixture:", 0) == 0; });
-  out.items.insert(at, built.begin(), built.end());
+  if (!sk.student_build.ok)
+    return make_item("build_skeleton", "fail", "the skeleton does not build (" + sk.student_build.stage + ")",
+                     diagnostics_lines(sk.student_build.diagnostics));
+  const auto fails = failing_checks(sk);
+  return make_item(
+      "build_skeleton", "pass",
+      fails.empty() ? "the skeleton builds; it passes every static check (its first step must fail on a GPU)"
+                    : "the skeleton builds; its static checks: " + fails.front(),
+      fails.size() > 1 ? std::vector<std::string>(fails.begin() + 1, fails.end()) : std::vector<std::string>{});
+}
+
+// The solution builds and passes every static check.
+std::vector<LintItem> solution_build_items(Session& session, const LabSources& s) {
+  const GradeReport so = grade(session, s, *s.solution_path, /*all_steps=*/true);
+  if (!so.student_build.ok)
+    return {make_item("build_solution", "fail", "the solution does not build (" + so.student_build.stage + ")",
+                      diagnostics_lines(so.student_build.diagnostics)),
+            make_item("solution_static", "skip", "the solution does not build")};
+  const auto fails = failing_checks(so);
+  std::size_t statics = 0;
+  for (const auto& st : s.manifest->steps)
+    for (const auto& c : st.checks) statics += c.is_static() ? 1 : 0;
+  return {make_item("build_solution", "pass", "the solution builds"),
+          fails.empty()
+              ? make_item("solution_static", "pass",
+                          "the solution passes every static check (" + std::to_string(statics) + " ptx/ptxas)")
+              : make_item("solution_static", "fail", "the solution fails a static check: " + fails.front(), fails)};
+}
+
+// Each fixture whose header reads: its verdict without a GPU agrees with its
+// // expect: line (a static one holds, a GPU one is not contradicted).
+void lint_fixtures_statically(Session& session, const LabSources& s, LabLint& out) {
   build_ahead(session, s);
   for (const auto& f : s.fixtures) {
     LintItem* it = find_item(out, "fixture:" + f.stem().string());
@@ -160,6 +152,25 @@ void lint_lab_builds(Session& session, const LabSources& s, LabLint& out) {
           "expect: " + e.text + (e.is_static() ? " (holds)" : " (the static checks agree; the verdict needs a GPU)");
     }
   }
+}
+
+}  // namespace
+
+void lint_lab_builds(Session& session, const LabSources& s, LabLint& out) {
+  if (!s.manifest || !s.skeleton) {
+    out.items.push_back(make_item(
+        "builds", "skip", !s.manifest ? "lab.json does not load: nothing to build against" : "no kernel.cu to build"));
+    return;
+  }
+  // Build items go before the fixture items, in the order a reader checks them.
+  DeviceHidden static_only(session);
+  std::vector<LintItem> built = {skeleton_build_item(session, s)};
+  if (s.solution)
+    for (auto& item : solution_build_items(session, s)) built.push_back(std::move(item));
+  auto at = std::find_if(out.items.begin(), out.items.end(),
+                         [](const LintItem& i) { return i.id.rfind("fixture:", 0) == 0; });
+  out.items.insert(at, built.begin(), built.end());
+  lint_fixtures_statically(session, s, out);
 }
 
 // ---- GPU ----
