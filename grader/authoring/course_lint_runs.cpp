@@ -249,15 +249,12 @@ void lint_solution_on_gpu(Session& session, const LabSources& s, const GpuLintOp
     // is from every ncu rule (timed thresholds get margin items of their own).
     for (const auto& st : so.steps)
       for (const auto& c : st.checks)
-        if (c.kind == "ncu" && c.status == "pass" && c.data.contains("metric"))
-          out.items.push_back(
-              make_item("counter:step" + std::to_string(st.id) + ":" + c.data.value("metric", "") + ":" +
-                            c.data.value("case", ""),
-                        "pass",
-                        "the reference's " + c.summary + " (" +
-                            (c.data.contains("min") ? "at least " + readable_amount(c.data.value("min", 0.0))
-                                                    : "at most " + readable_amount(c.data.value("max", 0.0))) +
-                            ")"));
+        if (const NcuMeasure* m =
+                c.kind == "ncu" && c.status == "pass" ? find_ncu_measure(c.data.value("metric", "")) : nullptr)
+          out.items.push_back(make_item(
+              "counter:step" + std::to_string(st.id) + ":" + m->name + ":" + c.data.value("case", ""), "pass",
+              "the reference's " + c.summary + " (needs " +
+                  ncu_bound_in_words(*m, c.data.value(m->rule == NcuMeasure::at_least ? "min" : "max", 0.0)) + ")"));
   } else {
     std::vector<std::string> d = failing_checks(so);
     for (const auto& st : so.steps)

@@ -164,9 +164,7 @@ CheckResult LabGrader::check_ncu(const Check& c) {
   if (j.status == NcuJudgement::fails) {
     r.status = "fail";
     r.symptom = measure->symptom;
-    r.summary += ", needs " + (at_least     ? "at least " + readable_amount(bound)
-                               : bound == 0 ? std::string("0")
-                                            : "at most " + readable_amount(bound));
+    r.summary += ", needs " + ncu_bound_in_words(*measure, bound);
     if (j.judged > 1)
       r.details.push_back(std::to_string(j.failing) + " of " + std::to_string(j.judged) +
                           " launches miss it; every launch of " + c.kernel + " in the case must meet it");

@@ -138,18 +138,19 @@ NcuValue shared_loads_per_block(const NcuReading& r) {
 // Loads (the first counter) per value the launch stored (the last: store
 // sectors, 8 four-byte values each), the values counted at most as the case's
 // outputs.
-NcuValue loads_per_stored_value(const NcuReading& r) {
+NcuValue loads_per_stored_value(const NcuReading& r, const std::string& space) {
   const double stored = r.v.back() * 8;
   const double values = r.elements > 0 ? std::min(stored, r.elements) : stored;
   const double value = values > 0 ? r.v[0] * 32 / values : 0;
   NcuValue out = with_summary(value, readable_amount(value), r);
-  out.details.push_back(
-      count(r.v[0]) + (r.measure.name == "shared_loads_per_output" ? " shared-memory" : " global-memory") +
-      " load instructions (per warp) over " + count(values) + " values stored (" + count(r.v.back()) + " sectors" +
-      (values < stored ? ", counted as the case's " + count(r.elements) + " outputs" : "") + ")");
+  out.details.push_back(count(r.v[0]) + " " + space + " load instructions (per warp) over " + count(values) +
+                        " values stored (" + count(r.v.back()) + " sectors" +
+                        (values < stored ? ", counted as the case's " + count(r.elements) + " outputs" : "") + ")");
   if (values == 0) out.details.push_back("the launch stored nothing");
   return out;
 }
+NcuValue shared_loads_per_stored_value(const NcuReading& r) { return loads_per_stored_value(r, "shared-memory"); }
+NcuValue global_loads_per_stored_value(const NcuReading& r) { return loads_per_stored_value(r, "global-memory"); }
 
 NcuValue shared_instructions(const NcuReading& r) {
   NcuValue out = with_summary(r.v[0] + r.v[1], count(r.v[0] + r.v[1]), r);
@@ -233,7 +234,7 @@ const std::vector<NcuMeasure>& ncu_measures() {
       {"shared_loads_per_output",
        "shared-memory loads per output value stored",
        {"sm__sass_inst_executed_op_shared_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"},
-       loads_per_stored_value,
+       shared_loads_per_stored_value,
        "memory_space",
        NcuMeasure::at_least,
        false,
@@ -245,7 +246,7 @@ const std::vector<NcuMeasure>& ncu_measures() {
       {"global_loads_per_output",
        "global-memory loads per output value stored",
        {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"},
-       loads_per_stored_value,
+       global_loads_per_stored_value,
        "memory_space",
        NcuMeasure::at_most,
        false,
@@ -273,6 +274,11 @@ const std::vector<NcuMeasure>& ncu_measures() {
        true},
   };
   return m;
+}
+
+std::string ncu_bound_in_words(const NcuMeasure& measure, double bound) {
+  if (measure.rule == NcuMeasure::at_least) return "at least " + readable_amount(bound);
+  return bound == 0 ? std::string("0") : "at most " + readable_amount(bound);
 }
 
 const NcuMeasure* find_ncu_measure(const std::string& name) {

@@ -60,6 +60,9 @@ constexpr int kMaxProfiledLaunches = 32;
 
 const std::vector<NcuMeasure>& ncu_measures();
 const NcuMeasure* find_ncu_measure(const std::string& name);
+// A check's bound as a failing summary and grader check say it: "at least
+// 8.0", "at most 0.050", or "0" for a count that must be zero.
+std::string ncu_bound_in_words(const NcuMeasure& measure, double bound);
 
 // The arguments that go before the program's own: every launch of `kernel`
 // (up to one more than kMaxProfiledLaunches, so that too many can be told),

@@ -290,6 +290,16 @@ TEST(NcuReport, StoringTheOutputManyTimesDoesNotThinTheLoads) {
   EXPECT_NEAR(evaluate(*global, quarter, 1024.0 * 1024)->value, 2.25, 1e-9);
 }
 
+TEST(NcuReport, ABoundReadsTheSameInAFailureAndInGraderCheck) {
+  EXPECT_EQ(ncu_bound_in_words(*find_ncu_measure("shared_loads_per_output"), 8), "at least 8.0");
+  EXPECT_EQ(ncu_bound_in_words(*find_ncu_measure("shared_bank_conflicts_per_request"), 0.05), "at most 0.050");
+  EXPECT_EQ(ncu_bound_in_words(*find_ncu_measure("shared_memory_instructions"), 0), "0");
+  const auto shared = evaluate(*find_ncu_measure("shared_loads_per_output"), launch_with(8, 0, 4));
+  EXPECT_EQ(shared->details.front().rfind("8 shared-memory load instructions", 0), 0u) << shared->details.front();
+  const auto global = evaluate(*find_ncu_measure("global_loads_per_output"), launch_with(0, 8, 4));
+  EXPECT_EQ(global->details.front().rfind("8 global-memory load instructions", 0), 0u) << global->details.front();
+}
+
 TEST(NcuReport, PlainLoadsExecuteNoSharedMemoryInstruction) {
   const auto* m = find_ncu_measure("shared_memory_instructions");
   ASSERT_NE(m, nullptr);
