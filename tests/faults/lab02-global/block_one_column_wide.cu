@@ -1,7 +1,7 @@
 // fault: the coalesced kernel launched with 1 x 256 blocks: threadIdx.x is always 0, so the 32 threads of a warp walk down one column after all
 // expect: step 3 fails: ncu (uncoalesced)
 // message: scale_shift_kernel at 1024x1024:
-// message: 32-byte sectors per global-memory request, needs at most 8.0
+// message: 32.0 32-byte sectors per global-memory store request, needs at most 16.0
 // lab02: global memory. This is the file you edit.
 #include "lab.cuh"
 
