@@ -212,8 +212,7 @@ TEST_P(GpuLab, BaselineMatchesTheFloat64OracleAtTheTimingSizes) {
   std::set<std::string> timed;
   for (const auto& step : manifest.steps)
     for (const auto& c : step.checks)
-      if (c.kind == "speedup" || c.kind == "fraction_of_peak" || c.kind == "fraction_of_library")
-        timed.insert(c.case_name);
+      if (grader::is_timed(c)) timed.insert(c.case_name);
   for (const auto& name : timed) call.args.insert(call.args.end(), {"--case", name});
   if (timed.empty()) GTEST_SKIP() << lab.folder << " has no timed case";
   call.work_dir = fs::temp_directory_path() / ("oracle-" + std::to_string(getpid()));
@@ -238,7 +237,7 @@ TEST_P(GpuLab, BaselineTimedAsTheCandidateRunsAtItsOwnSpeed) {
   };
   for (const auto& step : manifest.steps)
     for (const auto& c : step.checks)
-      if (c.kind == "speedup" || c.kind == "fraction_of_peak" || c.kind == "fraction_of_library") add(c.case_name);
+      if (grader::is_timed(c)) add(c.case_name);
   for (const auto& c : manifest.bench_cases) add(c);
   if (timed.empty()) GTEST_SKIP() << lab.folder << " has no timed case";
   const auto build = build_referee(course, lab, manifest);

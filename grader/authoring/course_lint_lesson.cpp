@@ -32,7 +32,7 @@ LintItem lint_symptom_hints(const Manifest& m) {
     look(st.symptom_hints, "step " + std::to_string(st.id) + " symptom_hints");
     // Without a fallback, a step whose only check is ncu grades nothing where ncu cannot run.
     for (const auto& c : st.checks)
-      if (c.kind == "ncu" && c.fallback.empty() && st.checks.size() == 1)
+      if (c.kind == CheckKind::ncu && c.fallback.empty() && st.checks.size() == 1)
         problems.push_back("step " + std::to_string(st.id) + ": its only check is ncu and it has no fallback");
   }
   if (!problems.empty())
@@ -145,14 +145,14 @@ LintItem lint_lesson_thresholds(const std::string& readme, const Manifest& manif
       for (const auto& st : manifest.steps)
         for (const auto& c : st.checks) {
           if (!is_timed(c)) continue;
-          const bool fraction = c.kind != "speedup";
+          const bool fraction = c.kind != CheckKind::speedup;
           const bool as_ratio =
               std::fabs(v - c.min) < 1e-9 && (unit == "×" || unit == "x" || (unit.empty() && has_point));
           const bool as_percent = fraction && unit == "%" && std::fabs(v - 100 * c.min) < 1e-6;
           if (as_ratio || as_percent)
             found.push_back("README.md:" + std::to_string(n + 1) + ": \"" + trim(lines[n]) + "\" restates step " +
-                            std::to_string(st.id) + "'s " + c.kind + " min (" + digits + unit + ") next to \"" + word +
-                            "\"");
+                            std::to_string(st.id) + "'s " + name_of(c.kind) + " min (" + digits + unit +
+                            ") next to \"" + word + "\"");
         }
     }
   }

@@ -176,16 +176,16 @@ void lint_lab_builds(Session& session, const LabSources& s, LabLint& out) {
 // ---- GPU ----
 
 LintItem margin_item(int step, const Check& c, double median, double required_margin) {
-  const std::string id = "margin:step" + std::to_string(step) + ":" + c.kind + ":" + c.case_name;
+  const std::string id = "margin:step" + std::to_string(step) + ":" + name_of(c.kind) + ":" + c.case_name;
   const double margin = c.min > 0 ? median / c.min : 0;
-  const bool speedup = c.kind == "speedup";
+  const bool speedup = c.kind == CheckKind::speedup;
   const std::string value = speedup ? fixed(median) + "×" : fixed(100 * median, 1) + " %";
   const std::string threshold = speedup ? fixed(c.min) + "×" : fixed(100 * c.min, 1) + " %";
-  const std::string summary = "step " + std::to_string(step) + " " + c.kind + " at " + c.case_name +
+  const std::string summary = "step " + std::to_string(step) + " " + name_of(c.kind) + " at " + c.case_name +
                               ": the reference reaches " + value + " against a threshold of " + threshold +
                               ", a margin of " + fixed(margin) + "× (needs ≥ " + fixed(required_margin) + "×)";
   if (margin >= required_margin) return make_item(id, "pass", summary);
-  if (c.kind == "fraction_of_peak")
+  if (c.kind == CheckKind::fraction_of_peak)
     return make_item(id, "warn", summary,
                      {"a fraction of peak near 1 cannot always clear the margin; keep the threshold as high as the "
                       "reference allows on the slowest GPU the course runs on"});
@@ -286,8 +286,8 @@ void lint_margins(Session& session, const LabSources& s, const GpuLintOptions& o
   for (const auto& [case_name, checks] : by_case) {
     if (!builds[0].ok) {
       for (const auto& [step, c] : checks)
-        out.items.push_back(make_item("margin:step" + std::to_string(step) + ":" + c->kind + ":" + case_name, "fail",
-                                      "the reference does not build"));
+        out.items.push_back(make_item("margin:step" + std::to_string(step) + ":" + name_of(c->kind) + ":" + case_name,
+                                      "fail", "the reference does not build"));
       continue;
     }
     RefereeCall rc;
@@ -306,7 +306,7 @@ void lint_margins(Session& session, const LabSources& s, const GpuLintOptions& o
     RunnerOutcome t = call_referee(rc);
     for (int again = 0; again < 2 && t.category == "interference"; ++again) t = call_referee(rc);
     for (const auto& [step, c] : checks) {
-      const std::string id = "margin:step" + std::to_string(step) + ":" + c->kind + ":" + case_name;
+      const std::string id = "margin:step" + std::to_string(step) + ":" + name_of(c->kind) + ":" + case_name;
       if (!t.ok()) {
         out.items.push_back(make_item(id, "fail",
                                       "timing the reference at " + case_name + " failed (" + t.category + ")" +

@@ -84,10 +84,10 @@ std::size_t after_step_heading(const std::string& readme, int step) {
 
 std::string check_in_words(const Check& c) {
   const std::string at = " at case " + code(c.case_name);
-  if (c.kind == "correct")
+  if (c.kind == CheckKind::correct)
     return "`correct`: the output matches the float64 reference on " + cases_phrase(c.cases) +
            ", with fresh random inputs each grade";
-  if (c.kind == "sanitizer") {
+  if (c.kind == CheckKind::sanitizer) {
     const std::vector<std::string>& tools = c.tools.empty() ? sanitizer_tools() : c.tools;
     std::string names;
     for (std::size_t i = 0; i < tools.size(); ++i)
@@ -95,20 +95,21 @@ std::string check_in_words(const Check& c) {
     return "`sanitizer`: compute-sanitizer's " + names + " report" + (tools.size() == 1 ? "s" : "") + " no error on " +
            cases_phrase(c.cases);
   }
-  if (c.kind == "speedup") return "`speedup`: at least " + plain_number(c.min) + "× the " + c.over + "'s speed" + at;
-  if (c.kind == "fraction_of_peak")
+  if (c.kind == CheckKind::speedup)
+    return "`speedup`: at least " + plain_number(c.min) + "× the " + c.over + "'s speed" + at;
+  if (c.kind == CheckKind::fraction_of_peak)
     return "`fraction_of_peak`: at least " + percent(c.min) + " of the bandwidth of a device-to-device copy of the " +
            "same bytes" + at;
-  if (c.kind == "fraction_of_library")
+  if (c.kind == CheckKind::fraction_of_library)
     return "`fraction_of_library`: at least " + percent(c.min) + " of the library's speed on the same problem" + at;
-  if (c.kind == "ptx") {
+  if (c.kind == CheckKind::ptx) {
     std::string s = "`ptx`: the PTX of " + code(c.kernel);
     if (!c.must_contain.empty()) s += " contains " + listed(c.must_contain);
     if (!c.must_not_contain.empty())
       s += std::string(c.must_contain.empty() ? "" : ", and") + " contains no " + listed(c.must_not_contain);
     return s;
   }
-  if (c.kind == "ptxas") {
+  if (c.kind == CheckKind::ptxas) {
     std::vector<std::string> limits;
     if (c.max_stack_frame)
       limits.push_back(*c.max_stack_frame == 0
@@ -120,13 +121,13 @@ std::string check_in_words(const Check& c) {
     if (c.max_registers) limits.push_back("at most " + std::to_string(*c.max_registers) + " registers per thread");
     return "`ptxas`: for " + code(c.kernel) + ", " + join(limits, ", ");
   }
-  if (c.kind == "api")
+  if (c.kind == CheckKind::api)
     return "`api`: " +
            (c.facts.empty() ? std::string("every fact the program reports holds")
                             : (c.facts.size() == 1 ? "the fact " : "the facts ") + listed(c.facts) +
                                   (c.facts.size() == 1 ? " holds" : " hold")) +
            at;
-  if (c.kind == "ncu") {
+  if (c.kind == CheckKind::ncu) {
     const NcuMeasure* m = find_ncu_measure(c.metric);
     const std::string unit = m ? m->unit : c.metric;
     const bool at_least = m && m->rule == NcuMeasure::at_least;
@@ -138,7 +139,7 @@ std::string check_in_words(const Check& c) {
     for (const auto& f : c.fallback) s += "; where ncu cannot read the GPU's counters, instead " + check_in_words(f);
     return s;
   }
-  return code(c.kind);
+  return code(name_of(c.kind));
 }
 
 std::string step_checks_block(const Step& step) {

@@ -79,7 +79,8 @@ std::vector<TimedColumn> timed_columns(const GradebookInfo& info) {
     for (std::size_t k = 0; k < info.steps[i].checks.size(); ++k) {
       const Check& c = info.steps[i].checks[k];
       if (is_timed_kind(c.kind))
-        cols.push_back({i, k, "step " + std::to_string(info.steps[i].id) + " " + c.kind + " " + c.case_name, c.kind});
+        cols.push_back(
+            {i, k, "step " + std::to_string(info.steps[i].id) + " " + name_of(c.kind) + " " + c.case_name, c.kind});
     }
   return cols;
 }

@@ -25,7 +25,8 @@ struct GradebookInfo {
 // A timed check's column: "step 2 speedup 8192x8192".
 struct TimedColumn {
   std::size_t step_index = 0, check_index = 0;
-  std::string label, kind;
+  std::string label;
+  CheckKind kind;
 };
 std::vector<TimedColumn> timed_columns(const GradebookInfo& info);
 

@@ -29,7 +29,7 @@ namespace grader {
 
 CheckResult LabGrader::skipped(const Check& c, const std::string& why) {
   CheckResult r;
-  r.kind = c.kind;
+  r.kind = name_of(c.kind);
   r.status = "skipped";
   r.summary = why;
   return r;
@@ -37,7 +37,7 @@ CheckResult LabGrader::skipped(const Check& c, const std::string& why) {
 
 CheckResult LabGrader::failed(const Check& c, const std::string& summary, const std::string& symptom) {
   CheckResult r;
-  r.kind = c.kind;
+  r.kind = name_of(c.kind);
   r.status = "fail";
   r.summary = summary;
   r.symptom = symptom;
@@ -70,12 +70,12 @@ RefereeCall LabGrader::referee_call(const std::string& tag) const {
   return rc;
 }
 CheckResult LabGrader::check(const Check& c) {
-  if (c.kind == "ptx") return check_ptx(c);
-  if (c.kind == "ptxas") return check_ptxas(c);
-  if (c.kind == "correct") return check_correct(c);
-  if (c.kind == "api") return check_api(c);
-  if (c.kind == "ncu") return check_ncu(c);
-  if (c.kind == "sanitizer") return check_sanitizer(c);
+  if (c.kind == CheckKind::ptx) return check_ptx(c);
+  if (c.kind == CheckKind::ptxas) return check_ptxas(c);
+  if (c.kind == CheckKind::correct) return check_correct(c);
+  if (c.kind == CheckKind::api) return check_api(c);
+  if (c.kind == CheckKind::ncu) return check_ncu(c);
+  if (c.kind == CheckKind::sanitizer) return check_sanitizer(c);
   return check_timing(c);
 }
 
@@ -187,14 +187,14 @@ GradeReport grade_lab(Session& session, const LabInfo& lab, const Manifest& mani
 
 Manifest with_sanitizer_checks(Manifest manifest) {
   for (auto& step : manifest.steps) {
-    const auto has = [&](const std::string& kind) {
+    const auto has = [&](CheckKind kind) {
       return std::any_of(step.checks.begin(), step.checks.end(), [&](const Check& c) { return c.kind == kind; });
     };
-    if (has("sanitizer")) continue;
+    if (has(CheckKind::sanitizer)) continue;
     for (std::size_t i = 0; i < step.checks.size(); ++i) {
-      if (step.checks[i].kind != "correct") continue;
+      if (step.checks[i].kind != CheckKind::correct) continue;
       Check c;
-      c.kind = "sanitizer";
+      c.kind = CheckKind::sanitizer;
       c.cases = step.checks[i].cases;
       c.tools = sanitizer_tools();
       step.checks.insert(step.checks.begin() + static_cast<std::ptrdiff_t>(i) + 1, c);

@@ -73,9 +73,9 @@ void LabGrader::run_correctness() {
   std::size_t cases = 0;
   for (const auto& step : m_.steps)
     for (const auto& c : step.checks) {
-      if (c.kind == "correct")
+      if (c.kind == CheckKind::correct)
         for (const auto& name : c.cases) add_case(name), ++cases;
-      if (c.kind == "api") {
+      if (c.kind == CheckKind::api) {
         add_case(c.case_name);
         rc.args.insert(rc.args.end(), {"--facts", c.case_name});
         ++cases;
@@ -93,7 +93,7 @@ CheckResult LabGrader::check_correct(const Check& c) {
   if (auto why = gpu_unavailable()) return skipped(c, *why);
   run_correctness();
   CheckResult r;
-  r.kind = c.kind;
+  r.kind = name_of(c.kind);
   std::vector<std::string> passed, aligned_passed, mismatched;
   std::optional<CheckResult> first_mismatch;
   bool mismatches_all_unaligned = true;
@@ -141,7 +141,7 @@ CheckResult LabGrader::check_correct(const Check& c) {
       case_ok = false;
       if (!first_mismatch) {
         CheckResult m;
-        m.kind = c.kind;
+        m.kind = name_of(c.kind);
         m.status = "fail";
         m.summary = "case " + name + ": " + std::to_string(mismatches) + " of " +
                     std::to_string(g.value("count", 0ull)) + " elements of `" + g.value("name", "") +
@@ -214,7 +214,7 @@ CheckResult LabGrader::check_api(const Check& c) {
     return failed(c, student_run_.message.empty() ? "case " + c.case_name + " did not run" : student_run_.message,
                   student_run_.category == "ok" ? "error" : student_run_.category);
   CheckResult r;
-  r.kind = c.kind;
+  r.kind = name_of(c.kind);
   std::vector<std::string> good;
   std::map<std::string, const json*> reported;
   static const json kNoFacts = json::array();

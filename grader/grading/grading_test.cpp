@@ -80,7 +80,7 @@ TEST(Sanitize, AddsACheckAfterEachCorrectnessCheckThatHasNone) {
   // Step 3 gets one right after its correct check, on the same cases, with every tool.
   ASSERT_EQ(m.steps[2].checks.size(), 3u);
   const Check& s = m.steps[2].checks[2];
-  EXPECT_EQ(s.kind, "sanitizer");
+  EXPECT_EQ(s.kind, CheckKind::sanitizer);
   EXPECT_EQ(s.cases, std::vector<std::string>{"64x64"});
   EXPECT_EQ(s.tools, (std::vector<std::string>{"memcheck", "racecheck", "synccheck", "initcheck"}));
 }

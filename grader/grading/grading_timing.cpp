@@ -92,11 +92,11 @@ CheckResult LabGrader::check_timing(const Check& c) {
     return r;
   }
   const json& tj = t.result["timing"];
-  const bool speedup = c.kind == "speedup";
-  const bool library = c.kind == "fraction_of_library";
+  const bool speedup = c.kind == CheckKind::speedup;
+  const bool library = c.kind == CheckKind::fraction_of_library;
   const json& iv = tj[timing_interval_key(c.kind)];
   CheckResult r;
-  r.kind = c.kind;
+  r.kind = name_of(c.kind);
   r.data = tj;
   r.data.erase("samples");
   if (t.category == "interference") {

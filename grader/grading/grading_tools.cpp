@@ -51,7 +51,7 @@ ToolCall LabGrader::ncu_call(const Check& c) {
   std::vector<std::string> metrics;
   for (const auto& step : m_.steps)
     for (const auto& other : step.checks)
-      if (other.kind == "ncu" && other.kernel == c.kernel && other.case_name == c.case_name)
+      if (other.kind == CheckKind::ncu && other.kernel == c.kernel && other.case_name == c.case_name)
         if (const NcuMeasure* m = find_ncu_measure(other.metric))
           for (const auto& name : m->metrics)
             if (std::find(metrics.begin(), metrics.end(), name) == metrics.end()) metrics.push_back(name);
@@ -94,11 +94,11 @@ void LabGrader::start_tool_runs() {
   const auto& ncu = s_.builder->toolchain().ncu;
   for (const auto& step : m_.steps)
     for (const auto& c : step.checks) {
-      if (c.kind == "sanitizer" && sanitizer_runs())
+      if (c.kind == CheckKind::sanitizer && sanitizer_runs())
         for (const auto& tool : c.tools)
           if (!tool_outputs_.count(sanitizer_key(c, tool)))
             start_tool_run(sanitizer_key(c, tool), sanitizer_call(c, tool), "log.txt", tool);
-      if (c.kind == "ncu" && ncu && !tool_outputs_.count(ncu_key(c)) && find_ncu_measure(c.metric))
+      if (c.kind == CheckKind::ncu && ncu && !tool_outputs_.count(ncu_key(c)) && find_ncu_measure(c.metric))
         start_tool_run(ncu_key(c), ncu_call(c), "ncu.csv", "ncu: " + c.kernel);
     }
 }
@@ -148,7 +148,7 @@ CheckResult LabGrader::check_ncu(const Check& c) {
   json counters = json::array();
   for (const auto& l : log.launches) counters.push_back(l.metrics);
   CheckResult r;
-  r.kind = c.kind;
+  r.kind = name_of(c.kind);
   r.details = j.worst.details;
   r.data = {{"kernel", c.kernel},     {"case", c.case_name}, {"metric", c.metric},
             {"value", j.worst.value}, {"values", j.values},  {"launches", log.launches.size()},
@@ -211,7 +211,7 @@ CheckResult LabGrader::check_sanitizer(const Check& c) {
     done.push_back(ToolRun{tool, out.outcome, parse_sanitizer_log(tool, out.log)});
   }
   CheckResult r;
-  r.kind = c.kind;
+  r.kind = name_of(c.kind);
   r.data = {{"cases", c.cases}, {"tools", json::object()}};
   std::vector<std::string> clean;
   for (const auto& t : done) {

@@ -50,7 +50,8 @@ std::string missing_message(const std::string& text, const std::vector<std::stri
 }  // namespace
 
 bool FixtureExpectation::is_static() const {
-  return kind == build_fails || (kind == step_fails && (check == "ptx" || check == "ptxas"));
+  const CheckKindTraits* t = check_kind_traits(check);
+  return kind == build_fails || (kind == step_fails && t && t->is_static);
 }
 
 FixtureExpectation parse_expectation(const std::string& source, const std::string& source_name) {
@@ -122,8 +123,9 @@ std::string expectation_problem(const FixtureExpectation& e, const Manifest& man
   std::string kinds;
   bool found = false;
   for (const auto& c : step->checks) {
-    found = found || c.kind == e.check;
-    if (kinds.find(c.kind) == std::string::npos) kinds += (kinds.empty() ? "" : ", ") + c.kind;
+    const std::string& name = name_of(c.kind);
+    found = found || name == e.check;
+    if (kinds.find(name) == std::string::npos) kinds += (kinds.empty() ? "" : ", ") + name;
   }
   if (!found)
     return "\"" + e.text + "\" names a " + e.check + " check, but step " + std::to_string(e.step) + " checks only " +

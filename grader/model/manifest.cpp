@@ -112,11 +112,12 @@ void require_per_element_cases_checked(const Reader& r, const Manifest& m) {
   for (std::size_t s = 0; s < m.steps.size(); ++s)
     for (std::size_t k = 0; k < m.steps[s].checks.size(); ++k) {
       const Check& c = m.steps[s].checks[k];
-      const NcuMeasure* measure = c.kind == "ncu" ? find_ncu_measure(c.metric) : nullptr;
+      const NcuMeasure* measure = c.kind == CheckKind::ncu ? find_ncu_measure(c.metric) : nullptr;
       if (!measure || !(measure->per_element || measure->per_stored_value)) continue;
       const bool checked = std::any_of(m.steps.begin(), m.steps.end(), [&](const Step& st) {
         return std::any_of(st.checks.begin(), st.checks.end(), [&](const Check& o) {
-          return o.kind == "correct" && std::find(o.cases.begin(), o.cases.end(), c.case_name) != o.cases.end();
+          return o.kind == CheckKind::correct &&
+                 std::find(o.cases.begin(), o.cases.end(), c.case_name) != o.cases.end();
         });
       });
       if (!checked)

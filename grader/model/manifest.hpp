@@ -16,9 +16,13 @@ namespace grader {
 // The manifest format this grader reads.
 inline constexpr int kManifestFormatVersion = 1;
 
+// The kinds of check format 1 knows, in the order error messages list them.
+// Everything else about a kind is in its row of check_kinds(); a report names
+// a kind by its lab.json name (name_of).
+enum class CheckKind { correct, speedup, fraction_of_peak, ptxas, ptx, api, fraction_of_library, ncu, sanitizer };
+
 struct Check {
-  std::string
-      kind;  // "correct" | "speedup" | "fraction_of_peak" | "ptxas" | "ptx" | "api" | "fraction_of_library" | "ncu" | "sanitizer"
+  CheckKind kind = CheckKind::correct;
   std::string kernel;                                                  // ptx, ptxas
   std::vector<std::string> must_contain, must_not_contain;             // ptx
   std::optional<int> max_stack_frame, max_spill_bytes, max_registers;  // ptxas
@@ -44,6 +48,7 @@ class Reader;
 // in manifest_checks.cpp): its keys in lab.json, how it is read, whether it
 // runs without a GPU, and for a timed kind how the referee names its result.
 struct CheckKindTraits {
+  CheckKind kind;
   std::string name;               // as in lab.json: "speedup"
   std::vector<std::string> keys;  // every key a check of this kind may hold
   void (*read)(const manifest_detail::Reader&, const nlohmann::json&, const std::string& path, Check&);
@@ -53,18 +58,24 @@ struct CheckKindTraits {
   std::string decide_name;   // timed: the NAME of `referee time --decide NAME:MIN`
 };
 const std::vector<CheckKindTraits>& check_kinds();
-const CheckKindTraits* check_kind_traits(const std::string& kind);  // nullptr for an unknown kind
+const CheckKindTraits& traits_of(CheckKind kind);
+const CheckKindTraits* check_kind_traits(const std::string& name);  // nullptr for an unknown name
+// Its name in lab.json and in reports: "fraction_of_peak".
+const std::string& name_of(CheckKind kind);
 
 // A check the referee times (speedup, fraction_of_peak, fraction_of_library):
-// one timing session per case serves them all.
-bool is_timed_kind(const std::string& kind);
+// one timing session per case serves them all. The name form reads a report's
+// check results, which carry the kind by name.
+bool is_timed_kind(CheckKind kind);
+bool is_timed_kind(const std::string& name);
 inline bool is_timed(const Check& c) { return is_timed_kind(c.kind); }
 // For a timed kind: the key of its interval in the referee's timing result
 // ("speedup", "fraction", "library_fraction"), and the name `referee time
 // --decide NAME:MIN` gives it ("speedup", "fraction", "library"); see
 // common/timing.cuh. Written once here, read by every place that times.
-std::string timing_interval_key(const std::string& kind);
-std::string timing_decide_name(const std::string& kind);
+std::string timing_interval_key(CheckKind kind);
+std::string timing_interval_key(const std::string& name);
+std::string timing_decide_name(CheckKind kind);
 
 struct Step {
   int id = 0;

@@ -15,26 +15,35 @@
 
 namespace grader {
 
-const CheckKindTraits* check_kind_traits(const std::string& kind) {
+const CheckKindTraits* check_kind_traits(const std::string& name) {
   for (const auto& t : check_kinds())
-    if (t.name == kind) return &t;
+    if (t.name == name) return &t;
   return nullptr;
 }
 
-bool is_timed_kind(const std::string& kind) {
-  const auto* t = check_kind_traits(kind);
+const CheckKindTraits& traits_of(CheckKind kind) {
+  for (const auto& t : check_kinds())
+    if (t.kind == kind) return t;
+  throw std::logic_error("check kind " + std::to_string(static_cast<int>(kind)) + " has no row in check_kinds()");
+}
+
+const std::string& name_of(CheckKind kind) { return traits_of(kind).name; }
+
+bool is_timed_kind(CheckKind kind) { return traits_of(kind).timed; }
+
+bool is_timed_kind(const std::string& name) {
+  const auto* t = check_kind_traits(name);
   return t && t->timed;
 }
 
-std::string timing_interval_key(const std::string& kind) {
-  const auto* t = check_kind_traits(kind);
-  return t && t->timed ? t->interval_key : "";
+std::string timing_interval_key(CheckKind kind) { return traits_of(kind).interval_key; }
+
+std::string timing_interval_key(const std::string& name) {
+  const auto* t = check_kind_traits(name);
+  return t ? t->interval_key : "";
 }
 
-std::string timing_decide_name(const std::string& kind) {
-  const auto* t = check_kind_traits(kind);
-  return t && t->timed ? t->decide_name : "";
-}
+std::string timing_decide_name(CheckKind kind) { return traits_of(kind).decide_name; }
 
 const std::vector<std::string>& known_check_kinds() {
   static const std::vector<std::string> kinds = [] {
@@ -45,24 +54,15 @@ const std::vector<std::string>& known_check_kinds() {
   return kinds;
 }
 
-bool Check::is_static() const {
-  const auto* t = check_kind_traits(kind);
-  return t && t->is_static;
-}
+bool Check::is_static() const { return traits_of(kind).is_static; }
 
 namespace manifest_detail {
 namespace {
 
-std::vector<std::string> keys_of_kind(const std::string& kind) {
-  const auto* t = check_kind_traits(kind);
-  return t ? t->keys : std::vector<std::string>{};
-}
-
 // Keys a check of any kind may hold: used to suggest a fix when "kind" itself is missing.
 std::vector<std::string> all_check_keys() {
   std::set<std::string> all;
-  for (const auto& kind : known_check_kinds())
-    for (auto& key : keys_of_kind(kind)) all.insert(std::move(key));
+  for (const auto& t : check_kinds()) all.insert(t.keys.begin(), t.keys.end());
   return {all.begin(), all.end()};
 }
 
@@ -106,14 +106,14 @@ void read_correct(const Reader& r, const json& v, const std::string& path, Check
 void read_timed(const Reader& r, const json& v, const std::string& path, Check& c) {
   c.case_name = r.text(r.required(v, path, "case", "the name of a case"), at(path, "case"));
   const double inf = std::numeric_limits<double>::infinity();
-  if (c.kind == "speedup") {
+  if (c.kind == CheckKind::speedup) {
     const std::string expected = "a number > 0";
     c.min = r.number(r.required(v, path, "min", expected), at(path, "min"), 0, inf, expected);
     if (auto* o = Reader::optional(v, "over")) {
       r.expect(o->is_string() && *o == "baseline", at(path, "over"),
                "\"baseline\" (the only reference format " + std::to_string(kManifestFormatVersion) + " knows)", *o);
     }
-  } else if (c.kind == "fraction_of_library") {
+  } else if (c.kind == CheckKind::fraction_of_library) {
     // The library's time over the candidate's: 0.8 means "within 1.25x of the library".
     const std::string expected = "a number > 0 (the library's time over yours: 0.8 = within 1.25x)";
     c.min = r.number(r.required(v, path, "min", expected), at(path, "min"), 0, inf, expected);
@@ -162,7 +162,7 @@ void read_ncu(const Reader& r, const json& v, const std::string& path, Check& c)
     r.fail(at(path, other), "measure " + quote(c.metric) + " takes \"" + bound + "\", not \"" + other + "\"");
   if (auto* f = Reader::optional(v, "fallback")) {
     Check fb = read_check(r, *f, at(path, "fallback"));
-    if (fb.kind == "ncu")
+    if (fb.kind == CheckKind::ncu)
       r.fail(at(path, "fallback.kind"), "a fallback stands in for ncu, so it cannot be an ncu check");
     c.fallback.push_back(std::move(fb));
   }
@@ -196,18 +196,18 @@ Check read_check(const Reader& r, const json& v, const std::string& path) {
   const json& kind = r.required(v, path, "kind", "one of " + kinds);
   r.expect(kind.is_string(), at(path, "kind"), "a string, one of " + kinds, kind);
 
-  Check c;
-  c.kind = kind.get<std::string>();
-  const auto& known = known_check_kinds();
-  if (std::find(known.begin(), known.end(), c.kind) == known.end()) {
-    std::string guess = closest(c.kind, known);
-    r.fail(at(path, "kind"), "unknown check kind " + quote(c.kind) +
+  const std::string name = kind.get<std::string>();
+  const CheckKindTraits* t = check_kind_traits(name);
+  if (!t) {
+    std::string guess = closest(name, known_check_kinds());
+    r.fail(at(path, "kind"), "unknown check kind " + quote(name) +
                                  (guess.empty() ? "" : " (did you mean " + quote(guess) + "?)") +
                                  "; known kinds: " + kinds);
   }
-  r.reject_unknown_keys(v, path, keys_of_kind(c.kind), "a " + quote(c.kind) + " check");
-
-  if (const auto* t = check_kind_traits(c.kind)) t->read(r, v, path, c);
+  Check c;
+  c.kind = t->kind;
+  r.reject_unknown_keys(v, path, t->keys, "a " + quote(name) + " check");
+  t->read(r, v, path, c);
   return c;
 }
 
@@ -216,21 +216,43 @@ Check read_check(const Reader& r, const json& v, const std::string& path) {
 const std::vector<CheckKindTraits>& check_kinds() {
   using namespace manifest_detail;
   static const std::vector<CheckKindTraits> kinds = {
-      {"correct", {"kind", "cases"}, read_correct, false, false, "", ""},
-      {"speedup", {"kind", "case", "min", "over"}, read_timed, false, true, "speedup", "speedup"},
-      {"fraction_of_peak", {"kind", "case", "min"}, read_timed, false, true, "fraction", "fraction"},
-      {"ptxas",
+      {CheckKind::correct, "correct", {"kind", "cases"}, read_correct, false, false, "", ""},
+      {CheckKind::speedup, "speedup", {"kind", "case", "min", "over"}, read_timed, false, true, "speedup", "speedup"},
+      {CheckKind::fraction_of_peak,
+       "fraction_of_peak",
+       {"kind", "case", "min"},
+       read_timed,
+       false,
+       true,
+       "fraction",
+       "fraction"},
+      {CheckKind::ptxas,
+       "ptxas",
        {"kind", "kernel", "max_stack_frame", "max_spill_bytes", "max_registers"},
        read_ptxas,
        true,
        false,
        "",
        ""},
-      {"ptx", {"kind", "kernel", "must_contain", "must_not_contain"}, read_ptx, true, false, "", ""},
-      {"api", {"kind", "case", "facts"}, read_api, false, false, "", ""},
-      {"fraction_of_library", {"kind", "case", "min"}, read_timed, false, true, "library_fraction", "library"},
-      {"ncu", {"kind", "kernel", "case", "metric", "max", "min", "fallback"}, read_ncu, false, false, "", ""},
-      {"sanitizer", {"kind", "cases", "tools"}, read_sanitizer, false, false, "", ""},
+      {CheckKind::ptx, "ptx", {"kind", "kernel", "must_contain", "must_not_contain"}, read_ptx, true, false, "", ""},
+      {CheckKind::api, "api", {"kind", "case", "facts"}, read_api, false, false, "", ""},
+      {CheckKind::fraction_of_library,
+       "fraction_of_library",
+       {"kind", "case", "min"},
+       read_timed,
+       false,
+       true,
+       "library_fraction",
+       "library"},
+      {CheckKind::ncu,
+       "ncu",
+       {"kind", "kernel", "case", "metric", "max", "min", "fallback"},
+       read_ncu,
+       false,
+       false,
+       "",
+       ""},
+      {CheckKind::sanitizer, "sanitizer", {"kind", "cases", "tools"}, read_sanitizer, false, false, "", ""},
   };
   return kinds;
 }

@@ -71,19 +71,19 @@ TEST(Manifest, ParsesEveryField) {
   ASSERT_EQ(s1.checks.size(), 3u);
 
   const Check& ptx = s1.checks[0];
-  EXPECT_EQ(ptx.kind, "ptx");
+  EXPECT_EQ(name_of(ptx.kind), "ptx");
   EXPECT_EQ(ptx.kernel, "transpose_kernel");
   EXPECT_EQ(ptx.must_contain, (std::vector<std::string>{"ld.shared", "bar.sync"}));
   EXPECT_EQ(ptx.must_not_contain, (std::vector<std::string>{"ld.local"}));
   EXPECT_TRUE(ptx.is_static());
 
   const Check& correct = s1.checks[1];
-  EXPECT_EQ(correct.kind, "correct");
+  EXPECT_EQ(name_of(correct.kind), "correct");
   EXPECT_EQ(correct.cases, (std::vector<std::string>{"1000x777", "33x4097"}));
   EXPECT_FALSE(correct.is_static());
 
   const Check& ptxas = s1.checks[2];
-  EXPECT_EQ(ptxas.kind, "ptxas");
+  EXPECT_EQ(name_of(ptxas.kind), "ptxas");
   EXPECT_EQ(ptxas.kernel, "k");
   EXPECT_EQ(ptxas.max_stack_frame, 0);
   EXPECT_EQ(ptxas.max_spill_bytes, 0);
@@ -96,13 +96,13 @@ TEST(Manifest, ParsesEveryField) {
   EXPECT_TRUE(s2.hints.empty());
   EXPECT_TRUE(s2.symptom_hints.empty());
   const Check& speedup = s2.checks[0];
-  EXPECT_EQ(speedup.kind, "speedup");
+  EXPECT_EQ(name_of(speedup.kind), "speedup");
   EXPECT_EQ(speedup.case_name, "8192x8192");
   EXPECT_DOUBLE_EQ(speedup.min, 2.5);
   EXPECT_EQ(speedup.over, "baseline");
   EXPECT_FALSE(speedup.is_static());
   const Check& peak = s2.checks[1];
-  EXPECT_EQ(peak.kind, "fraction_of_peak");
+  EXPECT_EQ(name_of(peak.kind), "fraction_of_peak");
   EXPECT_EQ(peak.case_name, "8192x8192");
   EXPECT_DOUBLE_EQ(peak.min, 0.75);
 }
@@ -143,7 +143,7 @@ TEST(Manifest, NcuAndSanitizerChecks) {
   EXPECT_EQ(ncu.metric, "shared_bank_conflicts_per_request");
   EXPECT_EQ(ncu.max, 0);
   ASSERT_EQ(ncu.fallback.size(), 1u);
-  EXPECT_EQ(ncu.fallback[0].kind, "speedup");
+  EXPECT_EQ(name_of(ncu.fallback[0].kind), "speedup");
   EXPECT_EQ(ncu.fallback[0].min, 5);
   EXPECT_FALSE(ncu.is_static());
   EXPECT_EQ(checks[4].tools, (std::vector<std::string>{"memcheck", "racecheck", "synccheck", "initcheck"}));
@@ -575,7 +575,7 @@ TEST(Manifest, ApiCheckNamesACaseAndOptionallyItsFacts) {
   check(m, 0, 0) = {{"kind", "api"}, {"case", "props"}, {"facts", {"sm_count", "warp_size"}}};
   const Manifest parsed = parse_manifest(m, kSource);
   const Check& c = parsed.steps[0].checks[0];
-  EXPECT_EQ(c.kind, "api");
+  EXPECT_EQ(name_of(c.kind), "api");
   EXPECT_EQ(c.case_name, "props");
   EXPECT_EQ(c.facts, (std::vector<std::string>{"sm_count", "warp_size"}));
   EXPECT_FALSE(c.is_static());
@@ -594,9 +594,10 @@ TEST(TimedKinds, NameTheirIntervalAndDecisionAsTheRefereeDoes) {
   EXPECT_EQ(timing_interval_key("speedup"), "speedup");
   EXPECT_EQ(timing_interval_key("fraction_of_peak"), "fraction");
   EXPECT_EQ(timing_interval_key("fraction_of_library"), "library_fraction");
-  EXPECT_EQ(timing_decide_name("speedup"), "speedup");
-  EXPECT_EQ(timing_decide_name("fraction_of_peak"), "fraction");
-  EXPECT_EQ(timing_decide_name("fraction_of_library"), "library");
+  EXPECT_EQ(timing_interval_key(CheckKind::fraction_of_peak), "fraction");
+  EXPECT_EQ(timing_decide_name(CheckKind::speedup), "speedup");
+  EXPECT_EQ(timing_decide_name(CheckKind::fraction_of_peak), "fraction");
+  EXPECT_EQ(timing_decide_name(CheckKind::fraction_of_library), "library");
 }
 
 TEST(CheckKinds, OneTableSaysEverythingAboutEachKind) {
@@ -612,14 +613,26 @@ TEST(CheckKinds, OneTableSaysEverythingAboutEachKind) {
     EXPECT_EQ(check_kind_traits(t.name), &t);
   }
   EXPECT_EQ(names, std::set<std::string>(known_check_kinds().begin(), known_check_kinds().end()));
+  // Every kind has its row, and its row names it.
+  const std::vector<CheckKind> all = {
+      CheckKind::correct,  CheckKind::speedup, CheckKind::fraction_of_peak,    CheckKind::ptxas,
+      CheckKind::ptx,      CheckKind::api,     CheckKind::fraction_of_library, CheckKind::ncu,
+      CheckKind::sanitizer};
+  EXPECT_EQ(check_kinds().size(), all.size());
+  for (CheckKind k : all) {
+    EXPECT_EQ(traits_of(k).kind, k) << name_of(k);
+    EXPECT_EQ(check_kind_traits(name_of(k)), &traits_of(k)) << name_of(k);
+  }
+  EXPECT_TRUE(is_timed_kind(CheckKind::speedup));
+  EXPECT_FALSE(is_timed_kind(CheckKind::ncu));
   EXPECT_EQ(check_kind_traits("spedup"), nullptr);
   EXPECT_FALSE(is_timed_kind("ncu"));
   EXPECT_EQ(timing_interval_key("ncu"), "");
   Check ptx;
-  ptx.kind = "ptx";
+  ptx.kind = CheckKind::ptx;
   EXPECT_TRUE(ptx.is_static());
   Check timed;
-  timed.kind = "speedup";
+  timed.kind = CheckKind::speedup;
   EXPECT_FALSE(timed.is_static());
 }
 
