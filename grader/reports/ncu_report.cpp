@@ -244,7 +244,9 @@ const std::vector<NcuMeasure>& ncu_measures() {
       // ... and global memory is read about once per value the tile holds:
       // per output value a launch stored, its global load requests (per warp,
       // times 32, plain or read-only, through any pointer). A 32 x 8 tile with
-      // a halo of 8 loads 4.5, a plain 17 x 17 box 289.
+      // a halo of 8 loads 4.5 to 6, a 32 x 1 tile 26 to 34 (a row of the
+      // tile that is not a multiple of 32 floats takes a partial request), a
+      // plain 17 x 17 box 289.
       {"global_loads_per_output",
        "global-memory loads per output value stored",
        {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"},
