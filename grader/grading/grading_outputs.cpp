@@ -89,6 +89,75 @@ void LabGrader::run_correctness() {
   start_tool_runs();
 }
 
+namespace {
+
+// The first output of a case that differs from the expected result: how many
+// elements, the first few, and whether a second run changed it (a race).
+CheckResult mismatch_in(const Check& c, const std::string& name, const json& got, const json& output) {
+  const auto mismatches = output.value("mismatches", 0ull);
+  CheckResult m;
+  m.kind = name_of(c.kind);
+  m.status = "fail";
+  m.summary = "case " + name + ": " + std::to_string(mismatches) + " of " +
+              std::to_string(output.value("count", 0ull)) + " elements of `" + output.value("name", "") +
+              "` differ from the expected result";
+  for (const auto& mm : output.value("first", json::array()))
+    m.details.push_back("at " + mm.value("where", std::string("?")) + ": expected " +
+                        value_text(mm.value("expected", json())) + ", got " + value_text(mm.value("got", json())));
+  if (nan_where_a_number_was_expected(output.value("first", json::array())))
+    m.details.push_back(
+        "a NaN where a number was expected: the bytes just before and after every input read as NaN, so "
+        "this is most often a read outside an input (an index off by one, or a vector load that reaches "
+        "past the end)");
+  m.data = {{"case", name}, {"mismatches", mismatches}, {"count", output.value("count", 0ull)}};
+  m.symptom = "mismatch";
+  // A result that changes from run to run is a race, not a wrong formula.
+  if (got.contains("rerun") && got["rerun"].is_object()) {
+    const json& rr = got["rerun"];
+    m.symptom = "nondeterministic";
+    m.details.push_back("a second run with the same inputs gave a different result (" +
+                        std::to_string(rr.value("changed", 0ull)) + " of " + std::to_string(rr.value("count", 0ull)) +
+                        " elements of `" + rr.value("output", std::string()) +
+                        "` changed): some threads read values before others wrote them");
+  }
+  return m;
+}
+
+}  // namespace
+
+// A case whose program changed an input or wrote just outside one.
+std::optional<CheckResult> LabGrader::inputs_touched(const Check& c, const std::string& name, const json& got) {
+  const auto modified = got.value("modified_inputs", std::vector<std::string>{});
+  if (!modified.empty())
+    return failed(
+        c, "case " + name + ": your program changed its input `" + join(modified, "`, `") + "` (inputs are read-only)",
+        "modified_input");
+  const auto written_around = got.value("written_around_inputs", std::vector<std::string>{});
+  if (!written_around.empty())
+    return failed(c,
+                  "case " + name + ": your program wrote outside its input `" + join(written_around, "`, `") +
+                      "` (the guard zone just before or after it was overwritten)",
+                  "canary");
+  return std::nullopt;
+}
+
+// A case with no result: the program stopped in it or before it.
+CheckResult LabGrader::case_did_not_run(const Check& c, const std::string& name) {
+  const json failure =
+      student_run_.result.is_object() ? student_run_.result.value("failure", json::object()) : json::object();
+  const std::string crashed_in = failure.is_object() ? failure.value("case", std::string()) : std::string();
+  if (student_run_.category == "referee" || student_run_.category == "no_device")
+    return skipped(c, student_run_.message);
+  CheckResult r;
+  r.kind = name_of(c.kind);
+  r.status = "fail";
+  r.summary = student_run_.message.empty() ? "case " + name + " did not run" : student_run_.message;
+  if (!crashed_in.empty() && crashed_in != name) r.summary = "case " + name + " did not run: " + r.summary;
+  r.symptom = student_run_.category == "ok" ? "error" : student_run_.category;
+  if (student_run_.category == "referee") r.symptom = "referee";
+  return r;
+}
+
 CheckResult LabGrader::check_correct(const Check& c) {
   if (auto why = gpu_unavailable()) return skipped(c, *why);
   run_correctness();
@@ -101,31 +170,9 @@ CheckResult LabGrader::check_correct(const Check& c) {
     const json* got = find_case(student_run_.result, name);
     if (!got || got->value("status", "") == "running") {
       if (first_mismatch) break;  // the earlier case's mismatch is the first thing wrong
-      // The program stopped in (or before) this case.
-      const json failure =
-          student_run_.result.is_object() ? student_run_.result.value("failure", json::object()) : json::object();
-      const std::string crashed_in = failure.is_object() ? failure.value("case", std::string()) : std::string();
-      if (student_run_.category == "referee" || student_run_.category == "no_device")
-        return skipped(c, student_run_.message);
-      r.status = "fail";
-      r.summary = student_run_.message.empty() ? "case " + name + " did not run" : student_run_.message;
-      if (!crashed_in.empty() && crashed_in != name) r.summary = "case " + name + " did not run: " + r.summary;
-      r.symptom = student_run_.category == "ok" ? "error" : student_run_.category;
-      if (student_run_.category == "referee") r.symptom = "referee";
-      return r;
+      return case_did_not_run(c, name);
     }
-    const auto modified = got->value("modified_inputs", std::vector<std::string>{});
-    if (!modified.empty() && !first_mismatch)
-      return failed(
-          c,
-          "case " + name + ": your program changed its input `" + join(modified, "`, `") + "` (inputs are read-only)",
-          "modified_input");
-    const auto written_around = got->value("written_around_inputs", std::vector<std::string>{});
-    if (!written_around.empty() && !first_mismatch)
-      return failed(c,
-                    "case " + name + ": your program wrote outside its input `" + join(written_around, "`, `") +
-                        "` (the guard zone just before or after it was overwritten)",
-                    "canary");
+    if (auto touched = inputs_touched(c, name, *got); touched && !first_mismatch) return *touched;
     const json outputs = got->value("outputs", json::array());
     bool case_ok = true;
     for (const auto& g : outputs) {
@@ -139,36 +186,7 @@ CheckResult LabGrader::check_correct(const Check& c) {
       const auto mismatches = g.value("mismatches", 0ull);
       if (mismatches == 0) continue;
       case_ok = false;
-      if (!first_mismatch) {
-        CheckResult m;
-        m.kind = name_of(c.kind);
-        m.status = "fail";
-        m.summary = "case " + name + ": " + std::to_string(mismatches) + " of " +
-                    std::to_string(g.value("count", 0ull)) + " elements of `" + g.value("name", "") +
-                    "` differ from the expected result";
-        for (const auto& mm : g.value("first", json::array()))
-          m.details.push_back("at " + mm.value("where", std::string("?")) + ": expected " +
-                              value_text(mm.value("expected", json())) + ", got " +
-                              value_text(mm.value("got", json())));
-        if (nan_where_a_number_was_expected(g.value("first", json::array())))
-          m.details.push_back(
-              "a NaN where a number was expected: the bytes just before and after every input read as NaN, so "
-              "this is most often a read outside an input (an index off by one, or a vector load that reaches "
-              "past the end)");
-        m.data = {{"case", name}, {"mismatches", mismatches}, {"count", g.value("count", 0ull)}};
-        m.symptom = "mismatch";
-        // A result that changes from run to run is a race, not a wrong formula.
-        if (got->contains("rerun") && (*got)["rerun"].is_object()) {
-          const json& rr = (*got)["rerun"];
-          m.symptom = "nondeterministic";
-          m.details.push_back("a second run with the same inputs gave a different result (" +
-                              std::to_string(rr.value("changed", 0ull)) + " of " +
-                              std::to_string(rr.value("count", 0ull)) + " elements of `" +
-                              rr.value("output", std::string()) +
-                              "` changed): some threads read values before others wrote them");
-        }
-        first_mismatch = m;
-      }
+      if (!first_mismatch) first_mismatch = mismatch_in(c, name, *got, g);
       break;
     }
     if (case_ok) {
