@@ -70,6 +70,46 @@ std::pair<std::string, std::string> describe_timed_failure(const json& tf, const
   return {"the timed launches at " + case_name + " could not be checked", "error"};
 }
 
+// The timed check's verdict line: the measured interval against the threshold.
+std::string timing_summary(const Check& c, const memlabs::Interval& interval, const json& tj) {
+  if (c.kind == CheckKind::speedup)
+    return "speedup over the baseline at " + c.case_name + ": " + fixed(interval.median) + "× [" + fixed(interval.lo) +
+           ", " + fixed(interval.hi) + "], needs ≥ " + fixed(c.min) + "×";
+  const std::string of = c.kind == CheckKind::fraction_of_library
+                             ? tj.value("library", std::string("the library")) + "'s speed"
+                             : std::string("memcpy bandwidth");
+  return "at " + c.case_name + ": " + fixed(100 * interval.median, 1) + " % of " + of + " [" +
+         fixed(100 * interval.lo, 1) + ", " + fixed(100 * interval.hi, 1) + "], needs ≥ " + fixed(100 * c.min, 1) +
+         " %";
+}
+
+// What else the timing measured: bandwidths, the A/A ratio, the rounds, and
+// the scaling an interference allowance applied.
+std::vector<std::string> timing_details(const Check& c, const json& tj) {
+  std::vector<std::string> d;
+  const auto aa = tj.value("aa", json::object());
+  d.push_back("baseline " + fixed(tj.value("baseline_gbps", 0.0), 0) + " GB/s, yours " +
+              fixed(tj.value("candidate_gbps", 0.0), 0) + " GB/s" +
+              (tj.contains("memcpy_gbps") ? ", memcpy " + fixed(tj.value("memcpy_gbps", 0.0), 0) + " GB/s" : "") +
+              "; A/A " + fixed(aa.value("median", 0.0), 3) + " over " + std::to_string(tj.value("rounds", 0)) +
+              " rounds, " + std::to_string(tj.value("verified_launches", 0)) + " timed launches checked");
+  if (c.kind == CheckKind::speedup && tj.contains("interference") &&
+      tj["interference"].value("speedup_scale", 1.0) < 1.0)
+    d.push_back("the baseline ran " + fixed(tj["interference"].value("ratio", 0.0), 2) +
+                "× slower beside your program than alone: the speedup is scaled by " +
+                fixed(tj["interference"].value("speedup_scale", 1.0), 3) + " so that no more than 10 % of it counts");
+  if (tj.contains("candidate_gflops"))
+    d.push_back("baseline " + fixed(tj.value("baseline_gflops", 0.0), 0) + " GFLOP/s, yours " +
+                fixed(tj.value("candidate_gflops", 0.0), 0) + " GFLOP/s" +
+                (tj.contains("library_gflops") ? ", " + tj.value("library", std::string("library")) + " " +
+                                                     fixed(tj.value("library_gflops", 0.0), 0) + " GFLOP/s"
+                                               : std::string()));
+  if (c.kind != CheckKind::fraction_of_library && tj.contains("library_fraction") && tj["library_fraction"].is_object())
+    d.push_back("yours runs at " + fixed(100 * tj["library_fraction"].value("median", 0.0), 1) + " % of " +
+                tj.value("library", std::string("the library")) + "'s speed");
+  return d;
+}
+
 }  // namespace
 
 CheckResult LabGrader::check_timing(const Check& c) {
@@ -92,7 +132,6 @@ CheckResult LabGrader::check_timing(const Check& c) {
     return r;
   }
   const json& tj = t.result["timing"];
-  const bool speedup = c.kind == CheckKind::speedup;
   const bool library = c.kind == CheckKind::fraction_of_library;
   const json& iv = tj[timing_interval_key(c.kind)];
   CheckResult r;
@@ -118,41 +157,8 @@ CheckResult LabGrader::check_timing(const Check& c) {
   interval.hi = iv.value("hi", 0.0);
   interval.n = iv.value("n", 0ull);
   const auto decision = memlabs::decide_final(interval, c.min);
-  const auto aa = tj.value("aa", json::object());
-  const std::string range = " [" + fixed(interval.lo) + ", " + fixed(interval.hi) + "]";
-  if (speedup) {
-    r.summary = "speedup over the baseline at " + c.case_name + ": " + fixed(interval.median) + "×" + range +
-                ", needs ≥ " + fixed(c.min) + "×";
-  } else if (library) {
-    const std::string lib = tj.value("library", std::string("the library"));
-    r.summary = "at " + c.case_name + ": " + fixed(100 * interval.median, 1) + " % of " + lib + "'s speed [" +
-                fixed(100 * interval.lo, 1) + ", " + fixed(100 * interval.hi, 1) + "], needs ≥ " +
-                fixed(100 * c.min, 1) + " %";
-  } else {
-    r.summary = "at " + c.case_name + ": " + fixed(100 * interval.median, 1) + " % of memcpy bandwidth [" +
-                fixed(100 * interval.lo, 1) + ", " + fixed(100 * interval.hi, 1) + "], needs ≥ " +
-                fixed(100 * c.min, 1) + " %";
-  }
-  r.details.push_back(
-      "baseline " + fixed(tj.value("baseline_gbps", 0.0), 0) + " GB/s, yours " +
-      fixed(tj.value("candidate_gbps", 0.0), 0) + " GB/s" +
-      (tj.contains("memcpy_gbps") ? ", memcpy " + fixed(tj.value("memcpy_gbps", 0.0), 0) + " GB/s" : "") + "; A/A " +
-      fixed(aa.value("median", 0.0), 3) + " over " + std::to_string(tj.value("rounds", 0)) + " rounds, " +
-      std::to_string(tj.value("verified_launches", 0)) + " timed launches checked");
-  if (speedup && tj.contains("interference") && tj["interference"].value("speedup_scale", 1.0) < 1.0)
-    r.details.push_back("the baseline ran " + fixed(tj["interference"].value("ratio", 0.0), 2) +
-                        "× slower beside your program than alone: the speedup is scaled by " +
-                        fixed(tj["interference"].value("speedup_scale", 1.0), 3) +
-                        " so that no more than 10 % of it counts");
-  if (tj.contains("candidate_gflops"))
-    r.details.push_back("baseline " + fixed(tj.value("baseline_gflops", 0.0), 0) + " GFLOP/s, yours " +
-                        fixed(tj.value("candidate_gflops", 0.0), 0) + " GFLOP/s" +
-                        (tj.contains("library_gflops") ? ", " + tj.value("library", std::string("library")) + " " +
-                                                             fixed(tj.value("library_gflops", 0.0), 0) + " GFLOP/s"
-                                                       : std::string()));
-  if (!library && tj.contains("library_fraction") && tj["library_fraction"].is_object())
-    r.details.push_back("yours runs at " + fixed(100 * tj["library_fraction"].value("median", 0.0), 1) + " % of " +
-                        tj.value("library", std::string("the library")) + "'s speed");
+  r.summary = timing_summary(c, interval, tj);
+  r.details = timing_details(c, tj);
   r.status = decision.pass ? "pass" : "fail";
   if (decision.noisy) {
     r.symptom = "noisy";
