@@ -110,6 +110,18 @@ void LabGrader::finish_tool_runs() {
 // Hardware counters of every launch of the student's kernel in the profiled
 // case (ncu_report.hpp): each must meet the rule, so a harmless launch first
 // cannot speak for the ones that do the work.
+// An ncu run that measured nothing: not allowed to count (a fallback stands
+// in), the kernel never launched, or the program failed under it.
+CheckResult LabGrader::ncu_run_failed(const Check& c, const NcuLog& log, const RunnerOutcome& out) {
+  if (log.status == NcuLog::not_permitted) return instead_of_ncu(c, "ncu " + log.message);
+  if (log.status == NcuLog::no_kernel)
+    return failed(c, "your program never launched " + c.kernel + " in case " + c.case_name +
+                         (log.launched.empty() ? std::string() : " (ncu saw: " + join(log.launched, ", ") + ")"));
+  if (out.category == "timeout" || out.category == "crash" || out.category == "cuda_error")
+    return failed(c, out.message, out.category);
+  return instead_of_ncu(c, "ncu failed: " + (log.message.empty() ? out.message : log.message));
+}
+
 CheckResult LabGrader::check_ncu(const Check& c) {
   if (auto why = gpu_unavailable()) return skipped(c, *why);
   const auto& ncu = s_.builder->toolchain().ncu;
@@ -118,17 +130,8 @@ CheckResult LabGrader::check_ncu(const Check& c) {
   if (!measure) return failed(c, "unknown ncu measure " + c.metric + " (a course problem)");
   Activity activity("ncu: " + c.metric + " of " + c.kernel + " at " + c.case_name);
   const ToolOutput run = tool_output(ncu_key(c), ncu_call(c), "ncu.csv", "ncu: " + c.kernel);
-  const RunnerOutcome& out = run.outcome;
   const NcuLog log = parse_ncu_log(run.log);
-  if (log.status == NcuLog::not_permitted) return instead_of_ncu(c, "ncu " + log.message);
-  if (log.status == NcuLog::no_kernel)
-    return failed(c, "your program never launched " + c.kernel + " in case " + c.case_name +
-                         (log.launched.empty() ? std::string() : " (ncu saw: " + join(log.launched, ", ") + ")"));
-  if (log.status != NcuLog::ok) {
-    if (out.category == "timeout" || out.category == "crash" || out.category == "cuda_error")
-      return failed(c, out.message, out.category);
-    return instead_of_ncu(c, "ncu failed: " + (log.message.empty() ? out.message : log.message));
-  }
+  if (log.status != NcuLog::ok) return ncu_run_failed(c, log, run.outcome);
   const bool at_least = measure->rule == NcuMeasure::at_least;
   const double bound = at_least ? c.ncu_min : c.max;
   double elements = 0;

@@ -13,6 +13,7 @@
 
 #include "compiler_report.hpp"
 #include "grading.hpp"
+#include "ncu_report.hpp"
 #include "referee_client.hpp"
 #include "tool_run.hpp"
 
@@ -41,6 +42,7 @@ class LabGrader {
   CheckResult check_timing(const Check& c);
   CheckResult check_api(const Check& c);
   CheckResult check_ncu(const Check& c);
+  CheckResult ncu_run_failed(const Check& c, const NcuLog& log, const RunnerOutcome& out);
   CheckResult instead_of_ncu(const Check& c, const std::string& why);
   CheckResult check_sanitizer(const Check& c);
   void run_correctness();
