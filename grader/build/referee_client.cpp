@@ -117,6 +117,24 @@ std::vector<std::string> referee_isolation_args(const IsolationSettings& s, doub
   return memlabs::isolation_args(submission_isolation(s, timeout_s));
 }
 
+namespace {
+
+// The referee's command line: the call's own arguments, then the worker, the
+// per-request timeout, where the program's output goes, and the isolation.
+std::vector<std::string> referee_argv(const RefereeCall& call, const fs::path& program_out,
+                                      const fs::path& program_err) {
+  std::vector<std::string> argv = {call.referee.string()};
+  argv.insert(argv.end(), call.args.begin(), call.args.end());
+  if (!call.worker.empty()) argv.insert(argv.end(), {"--worker", call.worker.string()});
+  argv.insert(argv.end(), {"--timeout", std::to_string(call.request_timeout_s), "--stdout", program_out.string(),
+                           "--stderr", program_err.string()});
+  for (auto& a : referee_isolation_args(isolation_from_environment(), call.request_timeout_s))
+    argv.push_back(std::move(a));
+  return argv;
+}
+
+}  // namespace
+
 RunnerOutcome call_referee(const RefereeCall& call) {
   RunnerOutcome out;
   fs::create_directories(call.work_dir);
@@ -127,13 +145,7 @@ RunnerOutcome call_referee(const RefereeCall& call) {
   fs::remove(program_err, ec);
 
   ChildOptions o;
-  o.argv = {call.referee.string()};
-  o.argv.insert(o.argv.end(), call.args.begin(), call.args.end());
-  if (!call.worker.empty()) o.argv.insert(o.argv.end(), {"--worker", call.worker.string()});
-  o.argv.insert(o.argv.end(), {"--timeout", std::to_string(call.request_timeout_s), "--stdout", program_out.string(),
-                               "--stderr", program_err.string()});
-  const IsolationSettings isolation = isolation_from_environment();
-  for (auto& a : referee_isolation_args(isolation, call.request_timeout_s)) o.argv.push_back(std::move(a));
+  o.argv = referee_argv(call, program_out, program_err);
   o.cwd = call.work_dir;
   o.timeout_s = call.timeout_s;
   o.capture_stdout_bytes = kMaxResultBytes;
