@@ -58,6 +58,22 @@ std::vector<std::string> timing_cases(const Manifest& m) {
   return cases;
 }
 
+// The lab's heading, the machine and the protocol in one line, and the table's
+// header with the optional columns (GFLOP/s, % of a library) it needs.
+void write_table_head(std::ostream& md, const std::string& lab, const Manifest& m, const Session& s, std::uint64_t seed,
+                      bool flops, const std::string& library) {
+  md << "## " << lab << ": " << m.title << "\n\n";
+  md << s.device.name << " (" << s.device.arch << ", " << s.device.sms << " SMs), CUDA driver "
+     << cuda_version_string(s.device.driver_version) << ", runtime " << cuda_version_string(s.device.runtime_version)
+     << ", nvcc " << s.toolchain.version << "; " << today() << "; seed " << seed
+     << ". Medians of per-round ratios over interleaved launches with L2 flushed before each; brackets: 95 % "
+        "interval.\n\n";
+  md << "| case | kernel | time (ms) | GB/s |" << (flops ? " GFLOP/s |" : "")
+     << " speedup over baseline | % of memcpy |" << (library.empty() ? "" : " % of " + library + " |") << " A/A |\n";
+  md << "|---|---|---:|---:|" << (flops ? "---:|" : "") << "---:|---:|" << (library.empty() ? "" : "---:|")
+     << "---:|\n";
+}
+
 std::string markdown(const std::string& lab, const Manifest& m, const Session& s, const std::vector<Row>& rows,
                      std::uint64_t seed) {
   // Optional columns appear only when some row has them: GFLOP/s for
@@ -70,16 +86,7 @@ std::string markdown(const std::string& lab, const Manifest& m, const Session& s
     if (r.timing.contains("library")) library = r.timing.value("library", std::string());
   }
   std::ostringstream md;
-  md << "## " << lab << ": " << m.title << "\n\n";
-  md << s.device.name << " (" << s.device.arch << ", " << s.device.sms << " SMs), CUDA driver "
-     << cuda_version_string(s.device.driver_version) << ", runtime " << cuda_version_string(s.device.runtime_version)
-     << ", nvcc " << s.toolchain.version << "; " << today() << "; seed " << seed
-     << ". Medians of per-round ratios over interleaved launches with L2 flushed before each; brackets: 95 % "
-        "interval.\n\n";
-  md << "| case | kernel | time (ms) | GB/s |" << (flops ? " GFLOP/s |" : "")
-     << " speedup over baseline | % of memcpy |" << (library.empty() ? "" : " % of " + library + " |") << " A/A |\n";
-  md << "|---|---|---:|---:|" << (flops ? "---:|" : "") << "---:|---:|" << (library.empty() ? "" : "---:|")
-     << "---:|\n";
+  write_table_head(md, lab, m, s, seed, flops, library);
   const auto row = [&](const std::string& c, const std::string& kernel, double ms, double gbps, double gflops,
                        const std::string& speedup, const std::string& memcpy_pct, const std::string& lib_pct,
                        const std::string& aa) {
