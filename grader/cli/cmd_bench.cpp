@@ -165,6 +165,53 @@ void write_section(const fs::path& file, const std::string& lab, const std::stri
   fs::rename(tmp, file);
 }
 
+// One kernel timed at one case in a referee session of its own, or why not.
+Row time_kernel(const RunnerBuild& build, const std::string& case_name, const std::string& label, const Manifest& m,
+                const BenchOptions& o, std::uint64_t seed, const fs::path& work_dir) {
+  Row row{case_name, label, nullptr, ""};
+  if (!build.ok) {
+    row.error = "does not build (" + build.stage + ")";
+    return row;
+  }
+  Activity a("timing " + case_name + " · " + label);
+  RefereeCall rc;
+  rc.referee = build.referee;
+  rc.worker = build.worker;
+  rc.args = {"time", "--case", case_name, "--seed", std::to_string(seed), "--cap-s", fixed(o.cap_s, 3)};
+  rc.work_dir = work_dir;
+  rc.request_timeout_s = m.timeout_s;
+  rc.timeout_s = 3 * m.timeout_s + 6 * o.cap_s + 60;
+  const RunnerOutcome out = call_referee(rc);
+  if (out.ok())
+    row.timing = out.result["timing"];
+  else
+    row.error = out.message.empty() ? out.category : out.message;
+  return row;
+}
+
+// The rows as a JSON document, or the table and its charts.
+void print_bench(const std::string& lab, const Session& s, const std::vector<Row>& rows, std::uint64_t seed,
+                 const std::string& table, const BenchOptions& o, const GlobalOptions& g) {
+  if (g.json) {
+    json jr = json::array();
+    for (const auto& r : rows)
+      jr.push_back({{"case", r.case_name}, {"kernel", r.label}, {"timing", r.timing}, {"error", r.error}});
+    std::cout << json{{"schema", "cuda-memory-labs/bench/1"},
+                      {"lab", lab},
+                      {"seed", seed},
+                      {"gpu", s.device.name},
+                      {"memcpy_gbps", s.device.memcpy_gbps.value_or(0)},
+                      {"rows", jr}}
+                     .dump(2)
+              << "\n";
+    return;
+  }
+  std::cout << "\n" << table << charts(rows);
+  if (s.device.memcpy_gbps)
+    std::cout << "\nprobe: cudaMemcpy D2D 256 MiB " << fixed(*s.device.memcpy_gbps, 0) << " GB/s\n";
+  if (!o.out.empty()) std::cout << "written to " << o.out << "\n";
+}
+
 int run_bench(const BenchOptions& o, const GlobalOptions& g) {
   Session s = [&] {
     Activity a("looking for the GPU and measuring its copy bandwidth");
@@ -197,24 +244,7 @@ int run_bench(const BenchOptions& o, const GlobalOptions& g) {
   std::vector<Row> rows;
   for (const auto& c : cases) {
     for (std::size_t i = 0; i < builds.size(); ++i) {
-      Row row{c, labels[i], nullptr, ""};
-      if (!builds[i].ok) {
-        row.error = "does not build (" + builds[i].stage + ")";
-      } else {
-        Activity a("timing " + c + " · " + labels[i]);
-        RefereeCall rc;
-        rc.referee = builds[i].referee;
-        rc.worker = builds[i].worker;
-        rc.args = {"time", "--case", c, "--seed", std::to_string(seed), "--cap-s", fixed(o.cap_s, 3)};
-        rc.work_dir = run_dir / (c + "-" + std::to_string(i));
-        rc.request_timeout_s = m.timeout_s;
-        rc.timeout_s = 3 * m.timeout_s + 6 * o.cap_s + 60;
-        const RunnerOutcome out = call_referee(rc);
-        if (out.ok())
-          row.timing = out.result["timing"];
-        else
-          row.error = out.message.empty() ? out.category : out.message;
-      }
+      const Row row = time_kernel(builds[i], c, labels[i], m, o, seed, run_dir / (c + "-" + std::to_string(i)));
       if (!g.json) {
         std::cerr << "  " << c << "  " << labels[i] << ": "
                   << (row.timing.is_null() ? row.error : fixed(row.timing.value("candidate_gbps", 0.0), 0) + " GB/s")
@@ -227,24 +257,7 @@ int run_bench(const BenchOptions& o, const GlobalOptions& g) {
 
   const std::string table = markdown(lab.folder, m, s, rows, seed);
   if (!o.out.empty()) write_section(o.out, lab.folder, table);
-  if (g.json) {
-    json jr = json::array();
-    for (const auto& r : rows)
-      jr.push_back({{"case", r.case_name}, {"kernel", r.label}, {"timing", r.timing}, {"error", r.error}});
-    std::cout << json{{"schema", "cuda-memory-labs/bench/1"},
-                      {"lab", lab.folder},
-                      {"seed", seed},
-                      {"gpu", s.device.name},
-                      {"memcpy_gbps", s.device.memcpy_gbps.value_or(0)},
-                      {"rows", jr}}
-                     .dump(2)
-              << "\n";
-  } else {
-    std::cout << "\n" << table << charts(rows);
-    if (s.device.memcpy_gbps)
-      std::cout << "\nprobe: cudaMemcpy D2D 256 MiB " << fixed(*s.device.memcpy_gbps, 0) << " GB/s\n";
-    if (!o.out.empty()) std::cout << "written to " << o.out << "\n";
-  }
+  print_bench(lab.folder, s, rows, seed, table, o, g);
   for (const auto& r : rows)
     if (r.timing.is_null()) return kExitStepFailed;
   return kExitPass;
