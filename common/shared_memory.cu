@@ -228,45 +228,52 @@ bool ImportScope::done() const {
   return state().imports.empty();
 }
 
-void* device_allocate(std::size_t bytes) {
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  if (s.role == MemoryRole::local) {
-    // cudaMalloc's own alignment is 256 bytes; the pool makes the bytes between
-    // the buffer's end and that boundary off limits to memcheck.
-    const std::size_t used = std::max<std::size_t>(bytes, 1), whole = (used + 255) / 256 * 256;
-    void* p = nullptr;
-    CUDA_CHECK(cudaMalloc(&p, whole));
-    s.local_pools[p] = register_pool(p, whole, used);
-    return p;
-  }
+namespace {
+
+// The three ways a buffer comes to be, by the process's role (all under the
+// state's lock). Here only: cudaMalloc, rounded to its 256-byte alignment.
+void* allocate_local(State& s, std::size_t bytes) {
+  // cudaMalloc's own alignment is 256 bytes; the pool makes the bytes between
+  // the buffer's end and that boundary off limits to memcheck.
+  const std::size_t used = std::max<std::size_t>(bytes, 1), whole = (used + 255) / 256 * 256;
+  void* p = nullptr;
+  CUDA_CHECK(cudaMalloc(&p, whole));
+  s.local_pools[p] = register_pool(p, whole, used);
+  return p;
+}
+
+// For another process too: a mapping with guard zones, its descriptor kept to hand over.
+void* allocate_exported(State& s, std::size_t bytes) {
   const Vmm& v = vmm();
-  if (s.role == MemoryRole::exporting) {
-    const std::size_t size = mapped_size(bytes);
-    const CUmemAllocationProp prop = allocation_prop();
-    CUmemGenericAllocationHandle h = 0;
-    check(v.create(&h, size, &prop, 0), "cuMemCreate");
-    int fd = -1;
-    if (const CUresult r = v.export_fd(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0); r != CUDA_SUCCESS) {
-      v.release(h);
-      check(r, "cuMemExportToShareableHandle");
-    }
-    unsigned char* base = nullptr;
-    try {
-      base = static_cast<unsigned char*>(map_here(h, size));
-    } catch (...) {
-      ::close(fd);
-      v.release(h);
-      throw;
-    }
-    void* p = base + kGuardZoneBytes;
-    s.mappings[p] = {h, size, base, bytes};
-    s.exported.push_back({fd, size});
-    // The data is written later (Problem::fill); the zones keep these bytes.
-    CUDA_CHECK(cudaMemset(base, kGuardZoneByte, size));
-    CUDA_CHECK(cudaDeviceSynchronize());
-    return p;
+  const std::size_t size = mapped_size(bytes);
+  const CUmemAllocationProp prop = allocation_prop();
+  CUmemGenericAllocationHandle h = 0;
+  check(v.create(&h, size, &prop, 0), "cuMemCreate");
+  int fd = -1;
+  if (const CUresult r = v.export_fd(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0); r != CUDA_SUCCESS) {
+    v.release(h);
+    check(r, "cuMemExportToShareableHandle");
   }
+  unsigned char* base = nullptr;
+  try {
+    base = static_cast<unsigned char*>(map_here(h, size));
+  } catch (...) {
+    ::close(fd);
+    v.release(h);
+    throw;
+  }
+  void* p = base + kGuardZoneBytes;
+  s.mappings[p] = {h, size, base, bytes};
+  s.exported.push_back({fd, size});
+  // The data is written later (Problem::fill); the zones keep these bytes.
+  CUDA_CHECK(cudaMemset(base, kGuardZoneByte, size));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return p;
+}
+
+// From another process: the next buffer it shared, which must be the size asked for.
+void* allocate_imported(State& s, std::size_t bytes) {
+  const Vmm& v = vmm();
   if (s.imports.empty()) throw SharedMemoryMismatch("the problem allocates more buffers than were shared with it");
   const SharedAllocation a = s.imports.front();
   s.imports.pop_front();
@@ -290,6 +297,16 @@ void* device_allocate(std::size_t bytes) {
   void* p = base + kGuardZoneBytes;
   s.mappings[p] = {h, a.bytes, base, bytes};
   return p;
+}
+
+}  // namespace
+
+void* device_allocate(std::size_t bytes) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.role == MemoryRole::local) return allocate_local(s, bytes);
+  if (s.role == MemoryRole::exporting) return allocate_exported(s, bytes);
+  return allocate_imported(s, bytes);
 }
 
 void device_release(void* p) noexcept {
