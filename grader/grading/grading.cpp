@@ -133,31 +133,6 @@ std::string value_text(const json& v) {
   return v.is_null() ? "nan" : v.dump();  // null: a non-finite value written by nlohmann
 }
 
-// When several checks of a step fail, the symptom closest to the cause
-// chooses the hint: a race explains a mismatch, not the other way round.
-const std::vector<std::string>& symptom_priority() {
-  static const std::vector<std::string> p = {"race",
-                                             "out_of_bounds",
-                                             "uninitialized",
-                                             "divergent_barrier",
-                                             "nondeterministic",
-                                             "modified_input",
-                                             "leak",
-                                             "api_error",
-                                             "canary",
-                                             "unwritten",
-                                             "timed_mismatch",
-                                             "edge_mismatch",
-                                             "not_the_named_kernel",
-                                             "memory_space",
-                                             "bank_conflicts",
-                                             "uncoalesced",
-                                             "local_memory",
-                                             "implausibly_fast",
-                                             "interference"};
-  return p;
-}
-
 // The hint that matches what was measured beats the generic next hint: the
 // step's own symptom_hints first, then the lab's.
 std::string symptom_hint(const Manifest& m, const Step& step, const std::vector<CheckResult>& checks) {

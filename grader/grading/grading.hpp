@@ -13,6 +13,7 @@
 #include "course.hpp"
 #include "manifest.hpp"
 #include "session.hpp"
+#include "symptoms.hpp"
 
 namespace grader {
 
@@ -60,9 +61,6 @@ struct GradeReport {
 
 GradeReport grade_lab(Session& session, const LabInfo& lab, const Manifest& manifest, const GradeOptions& options);
 
-// Symptoms in the order their hints win when several checks of a step fail:
-// the one nearest the cause first (a race explains a mismatch).
-const std::vector<std::string>& symptom_priority();
 // The hint for what the failing checks of `step` measured: the step's own
 // symptom_hints first, then the lab's; "" when none matches.
 std::string symptom_hint(const Manifest& manifest, const Step& step, const std::vector<CheckResult>& checks);

@@ -97,21 +97,6 @@ FixtureExpectation read_expectation(const std::filesystem::path& file) {
   return parse_expectation(std::string(std::istreambuf_iterator<char>(in), {}), file.string());
 }
 
-const std::vector<std::string>& known_symptoms() {
-  static const std::vector<std::string> s = {
-      "mismatch", "unwritten", "canary", "timeout", "crash", "cuda_error", "no_result", "implausibly_fast", "noisy",
-      "local_memory", "api", "bad_output", "error",
-      // the referee: a timed launch wrong after right ones, the GPU kept busy, a broken reply
-      "timed_mismatch", "interference", "protocol",
-      // correctness: an input changed, wrong only at sizes off a multiple of 32, two runs differ
-      "modified_input", "edge_mismatch", "nondeterministic",
-      // ncu
-      "bank_conflicts", "uncoalesced", "memory_space", "not_the_named_kernel",
-      // compute-sanitizer
-      "race", "out_of_bounds", "uninitialized", "divergent_barrier", "leak", "api_error", "sanitizer"};
-  return s;
-}
-
 std::string expectation_problem(const FixtureExpectation& e, const Manifest& manifest) {
   if (e.kind != FixtureExpectation::step_fails) return "";
   const Step* step = manifest.find_step(e.step);

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "manifest.hpp"
+#include "symptoms.hpp"
 
 namespace grader {
 
@@ -48,10 +49,6 @@ class ExpectationError : public std::runtime_error {
 // that could show them).
 FixtureExpectation parse_expectation(const std::string& source, const std::string& source_name);
 FixtureExpectation read_expectation(const std::filesystem::path& file);
-
-// Symptoms a failing check can report (docs/json-output.md, and the referee's
-// outcome categories a correctness check passes on).
-const std::vector<std::string>& known_symptoms();
 
 // "" when the expectation fits the lab: the step exists, it has a check of
 // that kind, the symptom is one a check can report; else what does not.
