@@ -59,7 +59,7 @@ std::vector<std::string> failing_checks(const GradeReport& r) {
   std::vector<std::string> out;
   for (const auto& st : r.steps)
     for (const auto& c : st.checks)
-      if (c.status == "fail")
+      if (c.status == Outcome::fail)
         out.push_back("step " + std::to_string(st.id) + " fails: " + c.kind +
                       (c.symptom.empty() ? "" : " (" + c.symptom + ")") + ": " + c.summary);
   return out;
@@ -250,7 +250,7 @@ void lint_solution_on_gpu(Session& session, const LabSources& s, const GpuLintOp
     for (const auto& st : so.steps)
       for (const auto& c : st.checks)
         if (const NcuMeasure* m =
-                c.kind == "ncu" && c.status == "pass" ? find_ncu_measure(c.data.value("metric", "")) : nullptr)
+                c.kind == "ncu" && c.status == Outcome::pass ? find_ncu_measure(c.data.value("metric", "")) : nullptr)
           out.items.push_back(make_item(
               "counter:step" + std::to_string(st.id) + ":" + m->name + ":" + c.data.value("case", ""), "pass",
               "the reference's " + c.summary + " (needs " +
@@ -259,7 +259,7 @@ void lint_solution_on_gpu(Session& session, const LabSources& s, const GpuLintOp
     std::vector<std::string> d = failing_checks(so);
     for (const auto& st : so.steps)
       for (const auto& c : st.checks)
-        if (c.status == "skipped")
+        if (c.status == Outcome::skipped)
           d.push_back("step " + std::to_string(st.id) + " " + c.kind + " skipped: " + c.summary);
     out.items.push_back(make_item("solution_passes", "fail",
                                   "the solution does not pass every step (exit " + std::to_string(so.exit_code) + ")",

@@ -14,10 +14,10 @@ void record_progress(ProgressStore& store, const GradeReport& r) {
   auto& p = store.lab(r.lab_id);
   p.steps_passed.clear();
   for (const auto& s : r.steps)
-    if (s.status == "pass") p.steps_passed.insert(s.id);
+    if (s.status == Outcome::pass) p.steps_passed.insert(s.id);
   for (const auto& s : r.steps)
     for (const auto& c : s.checks)
-      if (c.status == "pass" && is_timed_kind(c.kind)) {
+      if (c.status == Outcome::pass && is_timed_kind(c.kind)) {
         const auto& iv = c.data[timing_interval_key(c.kind)];
         if (iv.is_object())
           store.record_best(r.lab_id, c.kind + ":" + c.data.value("case", std::string()), iv.value("median", 0.0));

@@ -30,7 +30,7 @@ namespace grader {
 CheckResult LabGrader::skipped(const Check& c, const std::string& why) {
   CheckResult r;
   r.kind = name_of(c.kind);
-  r.status = "skipped";
+  r.status = Outcome::skipped;
   r.summary = why;
   return r;
 }
@@ -38,7 +38,7 @@ CheckResult LabGrader::skipped(const Check& c, const std::string& why) {
 CheckResult LabGrader::failed(const Check& c, const std::string& summary, const std::string& symptom) {
   CheckResult r;
   r.kind = name_of(c.kind);
-  r.status = "fail";
+  r.status = Outcome::fail;
   r.summary = summary;
   r.symptom = symptom;
   return r;
@@ -90,7 +90,7 @@ GradeReport LabGrader::run() {
   rep_.seed = o_.seed.value_or(std::random_device{}());  // fresh inputs every grade
   run_dir_ = s_.new_run_dir(lab_.id);
 
-  for (const auto& step : m_.steps) rep_.steps.push_back({step.id, step.title, step.points, "locked", {}, ""});
+  for (const auto& step : m_.steps) rep_.steps.push_back({step.id, step.title, step.points, Outcome::locked, {}, ""});
   if (!build()) {
     rep_.exit_code = kExitBuildFailed;
     rep_.current_step = m_.steps.front().id;
@@ -102,18 +102,18 @@ GradeReport LabGrader::run() {
       bool any_fail = false, any_skip = false;
       for (const auto& c : m_.steps[i].checks) {
         sr.checks.push_back(check(c));
-        any_fail = any_fail || sr.checks.back().status == "fail";
-        any_skip = any_skip || (sr.checks.back().status == "skipped" && !sr.checks.back().advisory);
+        any_fail = any_fail || sr.checks.back().status == Outcome::fail;
+        any_skip = any_skip || (sr.checks.back().status == Outcome::skipped && !sr.checks.back().advisory);
       }
-      sr.status = any_fail ? "fail" : any_skip ? "skipped" : "pass";
+      sr.status = any_fail ? Outcome::fail : any_skip ? Outcome::skipped : Outcome::pass;
       sr.symptom_hint = symptom_hint(m_, m_.steps[i], sr.checks);
-      if (sr.status != "pass" && !rep_.current_step) rep_.current_step = sr.id;
+      if (sr.status != Outcome::pass && !rep_.current_step) rep_.current_step = sr.id;
       blocked = blocked || any_fail;
     }
     bool failed_step = false, skipped_step = false;
     for (const auto& st : rep_.steps) {
-      failed_step = failed_step || st.status == "fail";
-      skipped_step = skipped_step || st.status == "skipped";
+      failed_step = failed_step || st.status == Outcome::fail;
+      skipped_step = skipped_step || st.status == Outcome::skipped;
     }
     rep_.exit_code = failed_step ? kExitStepFailed : skipped_step ? kExitEnvironment : kExitPass;
     if (!s_.device.present) rep_.notes.push_back("no GPU: only the static checks ran (" + s_.device.reason + ")");
@@ -144,7 +144,7 @@ std::string symptom_hint(const Manifest& m, const Step& step, const std::vector<
   };
   std::vector<std::string> seen;
   for (const auto& c : checks)
-    if (c.status == "fail") seen.push_back(c.symptom);
+    if (c.status == Outcome::fail) seen.push_back(c.symptom);
   const auto& order = symptom_priority();
   std::stable_sort(seen.begin(), seen.end(), [&](const std::string& a, const std::string& b) {
     return std::find(order.begin(), order.end(), a) < std::find(order.begin(), order.end(), b);

@@ -25,10 +25,19 @@ struct GradeOptions {
   bool sanitize = false;  // add a compute-sanitizer check to every step that checks correctness
 };
 
+// A check's or a step's outcome; a report writes its name (name_of).
+enum class Outcome { pass, fail, skipped, locked };
+const std::string& name_of(Outcome outcome);
+// In JSON an outcome is its name, never its number.
+NLOHMANN_JSON_SERIALIZE_ENUM(Outcome, {{Outcome::pass, "pass"},
+                                       {Outcome::fail, "fail"},
+                                       {Outcome::skipped, "skipped"},
+                                       {Outcome::locked, "locked"}})
+
 struct CheckResult {
   std::string kind;
-  std::string status = "pass";  // "pass" | "fail" | "skipped"
-  std::string summary;          // one line
+  Outcome status = Outcome::pass;  // pass, fail or skipped
+  std::string summary;             // one line
   std::vector<std::string> details;
   std::string symptom;  // e.g. "implausibly_fast", "unwritten", "canary", "noisy"
   nlohmann::json data = nlohmann::json::object();
@@ -41,7 +50,7 @@ struct StepResult {
   int id = 0;
   std::string title;
   int points = 0;
-  std::string status = "locked";  // "pass" | "fail" | "skipped" | "locked"
+  Outcome status = Outcome::locked;
   std::vector<CheckResult> checks;
   std::string symptom_hint;  // the manifest's hint for what was seen, when it has one
 };

@@ -97,7 +97,7 @@ CheckResult mismatch_in(const Check& c, const std::string& name, const json& got
   const auto mismatches = output.value("mismatches", 0ull);
   CheckResult m;
   m.kind = name_of(c.kind);
-  m.status = "fail";
+  m.status = Outcome::fail;
   m.summary = "case " + name + ": " + std::to_string(mismatches) + " of " +
               std::to_string(output.value("count", 0ull)) + " elements of `" + output.value("name", "") +
               "` differ from the expected result";
@@ -150,7 +150,7 @@ CheckResult LabGrader::case_did_not_run(const Check& c, const std::string& name)
     return skipped(c, student_run_.message);
   CheckResult r;
   r.kind = name_of(c.kind);
-  r.status = "fail";
+  r.status = Outcome::fail;
   r.summary = student_run_.message.empty() ? "case " + name + " did not run" : student_run_.message;
   if (!crashed_in.empty() && crashed_in != name) r.summary = "case " + name + " did not run: " + r.summary;
   r.symptom = student_run_.category == "ok" ? "error" : student_run_.category;
@@ -178,7 +178,7 @@ CheckResult LabGrader::check_correct(const Check& c) {
     for (const auto& g : outputs) {
       if (auto problem = output_problem(g)) {
         if (first_mismatch) break;
-        r.status = "fail";
+        r.status = Outcome::fail;
         r.summary = "case " + name + ": " + problem->first;
         r.symptom = problem->second;
         return r;
@@ -244,22 +244,22 @@ CheckResult LabGrader::check_api(const Check& c) {
   for (const auto& name : wanted) {
     const auto it = reported.find(name);
     if (it == reported.end()) {
-      r.status = "fail";
+      r.status = Outcome::fail;
       r.details.push_back(name + ": not reported by the driver (a course problem)");
     } else if (!it->second->value("ok", false)) {
-      r.status = "fail";
+      r.status = Outcome::fail;
       r.details.push_back(name + ": " + it->second->value("detail", std::string("does not hold")));
     } else {
       good.push_back(name);
     }
   }
   r.data = {{"case", c.case_name}, {"facts", facts}};
-  if (r.status == "pass")
+  if (r.status == Outcome::pass)
     r.summary = join(good, ", ") + " (case " + c.case_name + ")";
   else
     r.summary = std::to_string(wanted.size() - good.size()) + " of " + std::to_string(wanted.size()) +
                 " facts do not hold (case " + c.case_name + ")";
-  if (r.status == "fail") r.symptom = "api";
+  if (r.status == Outcome::fail) r.symptom = "api";
   return r;
 }
 

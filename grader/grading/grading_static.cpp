@@ -78,7 +78,7 @@ CheckResult LabGrader::check_ptx(const Check& c) {
     r.summary = c.kernel + " PTX: " + join(parts, ", ");
     return r;
   }
-  r.status = "fail";
+  r.status = Outcome::fail;
   std::vector<std::string> why;
   if (!missing.empty()) why.push_back("no " + join(missing, ", no "));
   if (!forbidden.empty()) why.push_back("still has " + join(forbidden, ", "));
@@ -113,7 +113,7 @@ CheckResult LabGrader::check_ptxas(const Check& c) {
   if (bad.empty()) {
     r.summary = c.kernel + ": " + facts;
   } else {
-    r.status = "fail";
+    r.status = Outcome::fail;
     r.summary = c.kernel + ": " + join(bad, "; ");
     if (kr.stack_frame > 0 || kr.spill_stores > 0) r.symptom = "local_memory";
   }

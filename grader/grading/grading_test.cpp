@@ -34,7 +34,7 @@ Manifest manifest() {
 CheckResult failing(const std::string& kind, const std::string& symptom) {
   CheckResult c;
   c.kind = kind;
-  c.status = "fail";
+  c.status = Outcome::fail;
   c.symptom = symptom;
   return c;
 }
@@ -56,7 +56,7 @@ TEST(SymptomHint, TheLabsHintServesAStepWithoutItsOwn) {
 TEST(SymptomHint, NoHintForPassingChecksOrUnknownSymptoms) {
   const Manifest m = manifest();
   CheckResult passed = failing("sanitizer", "race");
-  passed.status = "pass";
+  passed.status = Outcome::pass;
   EXPECT_EQ(symptom_hint(m, m.steps[0], {passed}), "");
   EXPECT_EQ(symptom_hint(m, m.steps[1], {failing("speedup", "noisy")}), "");
   EXPECT_EQ(symptom_hint(m, m.steps[1], {failing("speedup", "")}), "");

@@ -159,14 +159,14 @@ CheckResult LabGrader::check_timing(const Check& c) {
   const auto decision = memlabs::decide_final(interval, c.min);
   r.summary = timing_summary(c, interval, tj);
   r.details = timing_details(c, tj);
-  r.status = decision.pass ? "pass" : "fail";
+  r.status = decision.pass ? Outcome::pass : Outcome::fail;
   if (decision.noisy) {
     r.symptom = "noisy";
     r.details.push_back(
         "the interval still straddled the threshold after sampling more: decided on the median; the machine was noisy");
   }
   if (auto why = implausible(tj)) {
-    r.status = "fail";
+    r.status = Outcome::fail;
     r.symptom = "implausibly_fast";
     r.summary = "faster than the hardware allows at " + c.case_name + ": " + *why + ". Does it do all the work?";
   }

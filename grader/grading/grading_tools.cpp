@@ -165,7 +165,7 @@ CheckResult LabGrader::check_ncu(const Check& c) {
     r.details.push_back("over all " + std::to_string(log.launches.size()) + " launches of " + c.kernel +
                         " in the case together");
   if (j.status == NcuJudgement::fails) {
-    r.status = "fail";
+    r.status = Outcome::fail;
     r.symptom = measure->symptom;
     r.summary += ", needs " + ncu_bound_in_words(*measure, bound);
     if (j.judged > 1)
@@ -225,8 +225,8 @@ CheckResult LabGrader::check_sanitizer(const Check& c) {
           t.log.reports.empty() ? std::to_string(t.log.errors) + " errors" : t.log.reports.front().headline;
       const std::string more = t.log.errors > 1 ? " (" + std::to_string(t.log.errors) + " reports)" : "";
       tj["first"] = first;
-      if (r.status == "pass") {
-        r.status = "fail";
+      if (r.status == Outcome::pass) {
+        r.status = Outcome::fail;
         r.summary = t.tool + ": " + first + more;
         r.symptom = t.log.reports.empty() ? "sanitizer" : t.log.reports.front().symptom;
         if (!t.log.reports.empty())
@@ -238,8 +238,8 @@ CheckResult LabGrader::check_sanitizer(const Check& c) {
     } else if (!t.log.summary_seen ||
                (!t.outcome.ok() && t.outcome.category != "bad_output" && t.outcome.category != "mismatch")) {
       // The tool did not get to the end: the program crashed or hung under it.
-      if (r.status == "pass") {
-        r.status = "fail";
+      if (r.status == Outcome::pass) {
+        r.status = Outcome::fail;
         r.summary = t.tool + ": " + (t.outcome.message.empty() ? "stopped before its summary" : t.outcome.message);
         r.symptom = t.outcome.ok() ? "sanitizer" : t.outcome.category;
       }
@@ -247,7 +247,7 @@ CheckResult LabGrader::check_sanitizer(const Check& c) {
       clean.push_back(t.tool);
     }
   }
-  if (r.status == "pass") r.summary = join(clean, ", ") + ": no reports on " + join(c.cases, ", ");
+  if (r.status == Outcome::pass) r.summary = join(clean, ", ") + ": no reports on " + join(c.cases, ", ");
   return r;
 }
 

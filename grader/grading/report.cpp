@@ -12,6 +12,11 @@
 using nlohmann::json;
 
 namespace grader {
+
+const std::string& name_of(Outcome outcome) {
+  static const std::string names[] = {"pass", "fail", "skipped", "locked"};
+  return names[static_cast<int>(outcome)];
+}
 namespace {
 
 json check_json(const CheckResult& c) {
@@ -24,10 +29,17 @@ json build_json(const RunnerBuild& b) {
       {"ok", b.ok}, {"cached", b.cached}, {"seconds", b.seconds}, {"stage", b.stage}, {"diagnostics", b.diagnostics}};
 }
 
-std::string mark(const std::string& status) {
-  if (status == "pass") return Style::pass_mark();
-  if (status == "fail") return Style::fail_mark();
-  if (status == "skipped") return Style::skip_mark();
+std::string mark(Outcome status) {
+  switch (status) {
+    case Outcome::pass:
+      return Style::pass_mark();
+    case Outcome::fail:
+      return Style::fail_mark();
+    case Outcome::skipped:
+      return Style::skip_mark();
+    case Outcome::locked:
+      break;
+  }
   return Style::dim("·");
 }
 
@@ -54,7 +66,8 @@ std::vector<std::vector<const json*>> charts_by_step(const GradeReport& r) {
   for (std::size_t i = r.steps.size(); i-- > 0;) {
     const auto& checks = r.steps[i].checks;
     for (auto c = checks.rbegin(); c != checks.rend(); ++c) {
-      if (!is_timed(*c) || (c->status != "pass" && c->status != "fail") || !holds_timing(c->data)) continue;
+      if (!is_timed(*c) || (c->status != Outcome::pass && c->status != Outcome::fail) || !holds_timing(c->data))
+        continue;
       if (std::any_of(drawn.begin(), drawn.end(), [&](const json* d) { return *d == c->data; })) continue;
       drawn.push_back(&c->data);
       charts[i].insert(charts[i].begin(), &c->data);
@@ -118,7 +131,7 @@ void print_report(const GradeReport& r, bool verbose) {
   for (std::size_t i = 0; i < r.steps.size(); ++i) {
     const StepResult& s = r.steps[i];
     std::cout << "\n  " << mark(s.status) << " " << Style::bold("step " + std::to_string(s.id)) << "  " << s.title;
-    if (s.status == "locked")
+    if (s.status == Outcome::locked)
       std::cout << Style::dim(r.student_build.ok ? "  (locked: pass the steps before it)"
                                                  : "  (not graded: kernel.cu does not build)");
     std::cout << "\n";
@@ -135,7 +148,7 @@ void print_report(const GradeReport& r, bool verbose) {
   for (const auto& n : r.notes) std::cout << "\n  " << Style::yellow("note: ") << n << "\n";
   std::cout << "\n";
   bool any_failed = false;
-  for (const auto& s : r.steps) any_failed = any_failed || s.status == "fail";
+  for (const auto& s : r.steps) any_failed = any_failed || s.status == Outcome::fail;
   if (r.exit_code == kExitPass) {
     std::cout << "  " << Style::green("All steps pass.") << "\n";
   } else if (!r.student_build.ok) {

@@ -22,7 +22,7 @@ json session(double candidate_gbps) {
 CheckResult check(const std::string& kind, const std::string& status, json data) {
   CheckResult c;
   c.kind = kind;
-  c.status = status;
+  c.status = json(status).get<Outcome>();
   c.summary = kind + " summary";
   c.details = {kind + " detail"};
   c.data = std::move(data);
@@ -33,7 +33,7 @@ StepResult step(int id, const std::string& status, std::vector<CheckResult> chec
   StepResult s;
   s.id = id;
   s.title = "step title " + std::to_string(id);
-  s.status = status;
+  s.status = json(status).get<Outcome>();
   s.checks = std::move(checks);
   return s;
 }

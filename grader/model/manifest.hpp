@@ -5,7 +5,7 @@
 
 #include <filesystem>
 #include <map>
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -20,6 +20,16 @@ inline constexpr int kManifestFormatVersion = 1;
 // Everything else about a kind is in its row of check_kinds(); a report names
 // a kind by its lab.json name (name_of).
 enum class CheckKind { correct, speedup, fraction_of_peak, ptxas, ptx, api, fraction_of_library, ncu, sanitizer };
+// In JSON a kind is its name, never its number.
+NLOHMANN_JSON_SERIALIZE_ENUM(CheckKind, {{CheckKind::correct, "correct"},
+                                         {CheckKind::speedup, "speedup"},
+                                         {CheckKind::fraction_of_peak, "fraction_of_peak"},
+                                         {CheckKind::ptxas, "ptxas"},
+                                         {CheckKind::ptx, "ptx"},
+                                         {CheckKind::api, "api"},
+                                         {CheckKind::fraction_of_library, "fraction_of_library"},
+                                         {CheckKind::ncu, "ncu"},
+                                         {CheckKind::sanitizer, "sanitizer"}})
 
 struct Check {
   CheckKind kind = CheckKind::correct;
