@@ -113,3 +113,25 @@ TEST(ReportCharts, NoChartWithoutATimingSession) {
   EXPECT_EQ(text.find("│"), std::string::npos) << text;
   EXPECT_EQ(text.find("GB/s"), std::string::npos) << text;
 }
+
+namespace grader {
+namespace {
+
+// A report names outcomes and kinds, as docs/json-output.md says: never numbers.
+TEST(ReportJson, OutcomesAreNames) {
+  const json j = report_to_json(report({step(2, "pass", {check("speedup", "pass", json::object())}),
+                                        step(3, "skipped", {check("ncu", "skipped", json::object())}),
+                                        step(4, "fail", {check("correct", "fail", json::object())}),
+                                        step(5, "locked", {})}));
+  ASSERT_EQ(j["steps"].size(), 4u);
+  EXPECT_EQ(j["steps"][0]["status"], "pass");
+  EXPECT_EQ(j["steps"][0]["checks"][0]["status"], "pass");
+  EXPECT_EQ(j["steps"][1]["checks"][0]["status"], "skipped");
+  EXPECT_EQ(j["steps"][2]["status"], "fail");
+  EXPECT_EQ(j["steps"][2]["checks"][0]["kind"], "correct");
+  EXPECT_EQ(j["steps"][3]["status"], "locked");
+  EXPECT_EQ(name_of(Outcome::skipped), "skipped");
+}
+
+}  // namespace
+}  // namespace grader
