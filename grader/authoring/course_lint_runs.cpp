@@ -293,12 +293,10 @@ void lint_margins(Session& session, const LabSources& s, const GpuLintOptions& o
     RefereeCall rc;
     rc.referee = builds[0].referee;
     rc.worker = builds[0].worker;
-    rc.args = {"time", "--case", case_name, "--seed", std::to_string(seed), "--cap-s", fixed(o.cap_s, 3)};
+    make_timing_call(rc, case_name, seed, o.cap_s, m.timeout_s);
     for (const auto& [step, c] : checks)
       rc.args.insert(rc.args.end(), {"--decide", timing_decide_name(c->kind) + ":" + fixed(c->min, 4)});
     rc.work_dir = run_dir / case_name;
-    rc.request_timeout_s = m.timeout_s;
-    rc.timeout_s = 3 * m.timeout_s + 6 * o.cap_s + 60;
     rc.who = "the reference";
     // A GPU disturbed while the reference ran (another process's work, a clock
     // change) is the machine's state, not the threshold's: time it again, as a

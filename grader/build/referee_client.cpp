@@ -6,6 +6,7 @@
 #include "gpu_lock.hpp"
 #include "isolation.hpp"
 #include "referee_protocol.hpp"
+#include "text.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -134,6 +135,15 @@ std::vector<std::string> referee_argv(const RefereeCall& call, const fs::path& p
 }
 
 }  // namespace
+
+void make_timing_call(RefereeCall& call, const std::string& case_name, std::uint64_t seed, double cap_s,
+                      double lab_timeout_s) {
+  call.args = {"time", "--case", case_name, "--seed", std::to_string(seed), "--cap-s", fixed(cap_s, 3)};
+  call.request_timeout_s = lab_timeout_s;
+  // Room for a few requests that may each take the lab's timeout, and for the
+  // timed rounds, which stop at the cap.
+  call.timeout_s = 3 * lab_timeout_s + 6 * cap_s + 60;
+}
 
 RunnerOutcome call_referee(const RefereeCall& call) {
   RunnerOutcome out;

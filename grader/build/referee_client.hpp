@@ -5,6 +5,7 @@
 // process holds. What the submission's program printed is shown, never trusted.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -38,6 +39,12 @@ struct RefereeCall {
 };
 
 RunnerOutcome call_referee(const RefereeCall& call);
+
+// Makes `call` a `referee time` session of one case (common/timing.cuh): its
+// arguments and its time limits, the same for a grade, `grader bench` and
+// `grader check`'s margins. Callers add `--decide` for the thresholds they judge.
+void make_timing_call(RefereeCall& call, const std::string& case_name, std::uint64_t seed, double cap_s,
+                      double lab_timeout_s);
 
 // The sentence for a CUDA error the submission's program reported.
 std::string explain_cuda_error(const nlohmann::json& error, const std::string& who);

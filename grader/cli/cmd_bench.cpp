@@ -177,10 +177,8 @@ Row time_kernel(const RunnerBuild& build, const std::string& case_name, const st
   RefereeCall rc;
   rc.referee = build.referee;
   rc.worker = build.worker;
-  rc.args = {"time", "--case", case_name, "--seed", std::to_string(seed), "--cap-s", fixed(o.cap_s, 3)};
+  make_timing_call(rc, case_name, seed, o.cap_s, m.timeout_s);
   rc.work_dir = work_dir;
-  rc.request_timeout_s = m.timeout_s;
-  rc.timeout_s = 3 * m.timeout_s + 6 * o.cap_s + 60;
   const RunnerOutcome out = call_referee(rc);
   if (out.ok())
     row.timing = out.result["timing"];

@@ -20,7 +20,7 @@ const RunnerOutcome& LabGrader::timing_for(const std::string& case_name) {
   finish_tool_runs();  // a timing has the GPU to itself
   Activity activity("timing " + case_name + " (baseline, yours, memcpy)");
   RefereeCall rc = referee_call("time-" + case_name);
-  rc.args = {"time", "--case", case_name, "--seed", std::to_string(rep_.seed), "--cap-s", fixed(o_.cap_s, 3)};
+  make_timing_call(rc, case_name, rep_.seed, o_.cap_s, m_.timeout_s);
   // Every threshold any step puts on this case, so one session decides them all.
   const auto decide = [&](const Check& c) {
     if (is_timed(c) && c.case_name == case_name)
@@ -31,7 +31,6 @@ const RunnerOutcome& LabGrader::timing_for(const std::string& case_name) {
       decide(c);
       for (const auto& f : c.fallback) decide(f);
     }
-  rc.timeout_s = 3 * m_.timeout_s + 6 * o_.cap_s + 60;
   return timing_.emplace(case_name, call_referee(rc)).first->second;
 }
 

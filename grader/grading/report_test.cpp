@@ -119,10 +119,10 @@ namespace {
 
 // A report names outcomes and kinds, as docs/json-output.md says: never numbers.
 TEST(ReportJson, OutcomesAreNames) {
-  const json j = report_to_json(report({step(2, "pass", {check("speedup", "pass", json::object())}),
-                                        step(3, "skipped", {check("ncu", "skipped", json::object())}),
-                                        step(4, "fail", {check("correct", "fail", json::object())}),
-                                        step(5, "locked", {})}));
+  const json j =
+      report_to_json(report({step(2, "pass", {check("speedup", "pass", json::object())}),
+                             step(3, "skipped", {check("ncu", "skipped", json::object())}),
+                             step(4, "fail", {check("correct", "fail", json::object())}), step(5, "locked", {})}));
   ASSERT_EQ(j["steps"].size(), 4u);
   EXPECT_EQ(j["steps"][0]["status"], "pass");
   EXPECT_EQ(j["steps"][0]["checks"][0]["status"], "pass");
