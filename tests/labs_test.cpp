@@ -15,11 +15,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
+#include <tuple>
 
 #include "builder.hpp"
 #include "course.hpp"
@@ -86,6 +88,43 @@ TEST(Course, EveryLabHasItsFilesAndAValidManifest) {
       EXPECT_TRUE(fs::exists(course.solution_kernel(lab))) << lab.folder << " has no solution";
     EXPECT_NO_THROW(grader::load_manifest(lab.dir / "lab.json")) << lab.folder;
   }
+}
+
+// lab09's box step counts loads per output with ncu. Its bounds must admit every
+// honest way to use a tile (register patches read as float4, narrow blocks whose
+// rows take partial requests) and still reject plain loads and a tile touched for
+// show. The counts follow ncu's: one per warp instruction, times 32.
+TEST(Course, Lab09BoxBoundsAdmitEveryHonestTileShape) {
+  const auto course = grader::Course::open(kRoot);
+  const auto m = grader::load_manifest(course.resolve("lab09").dir / "lab.json");
+  double shared_min = -1, global_max = -1;
+  for (const auto& step : m.steps)
+    for (const auto& c : step.checks)
+      if (c.kind == grader::CheckKind::ncu && c.kernel == "box_2d") {
+        if (c.metric == "shared_loads_per_output") shared_min = c.ncu_min;
+        if (c.metric == "global_loads_per_output") global_max = c.max;
+      }
+  ASSERT_GT(shared_min, 0);
+  ASSERT_GT(global_max, 0);
+  const int halo = 16;  // 2 * BOX_RADIUS
+  // A thread computing rows x cols outputs reads (rows + 16) tile rows of
+  // (cols + 16) floats, `width` floats per instruction.
+  const auto shared_per_output = [&](int rows, int cols, int width) {
+    return (rows + halo) * std::ceil(double(cols + halo) / width) / (rows * cols);
+  };
+  // A block of bw x bh outputs that loads its tile row by row: a row of
+  // bw + 16 floats takes ceil((bw + 16) / 32) requests.
+  const auto global_per_output = [&](int bw, int bh) {
+    return (bh + halo) * std::ceil((bw + halo) / 32.0) * 32 / (bw * bh);
+  };
+  for (auto [rows, cols, width] :
+       {std::tuple{1, 1, 1}, {4, 1, 1}, {8, 1, 1}, {4, 4, 1}, {1, 4, 4}, {4, 8, 4}, {8, 8, 4}})
+    EXPECT_GE(shared_per_output(rows, cols, width), shared_min) << rows << " x " << cols << " outputs, width " << width;
+  for (auto [bw, bh] : {std::pair{32, 8}, {32, 1}, {64, 1}, {16, 16}, {8, 8}, {32, 4}, {128, 1}})
+    EXPECT_LE(global_per_output(bw, bh), global_max) << bw << " x " << bh << " blocks";
+  // Plain loads: 289 global loads per output. A tile touched for show: about one shared load.
+  EXPECT_GT(289.0, global_max);
+  EXPECT_GT(shared_min, 1.0);
 }
 
 TEST(Course, SkeletonsHaveTodoMarkersForRealStepsAndSolutionsHaveNone) {
