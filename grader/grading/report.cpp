@@ -17,6 +17,17 @@ const std::string& name_of(Outcome outcome) {
   static const std::string names[] = {"pass", "fail", "skipped", "locked"};
   return names[static_cast<int>(outcome)];
 }
+
+void to_json(json& j, Outcome outcome) { j = name_of(outcome); }
+
+void from_json(const json& j, Outcome& outcome) {
+  for (Outcome o : {Outcome::pass, Outcome::fail, Outcome::skipped, Outcome::locked})
+    if (j == name_of(o)) {
+      outcome = o;
+      return;
+    }
+  throw std::invalid_argument("not an outcome: " + j.dump());
+}
 namespace {
 
 json check_json(const CheckResult& c) {

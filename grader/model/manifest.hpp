@@ -5,7 +5,7 @@
 
 #include <filesystem>
 #include <map>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -20,16 +20,6 @@ inline constexpr int kManifestFormatVersion = 1;
 // Everything else about a kind is in its row of check_kinds(); a report names
 // a kind by its lab.json name (name_of).
 enum class CheckKind { correct, speedup, fraction_of_peak, ptxas, ptx, api, fraction_of_library, ncu, sanitizer };
-// In JSON a kind is its name, never its number.
-NLOHMANN_JSON_SERIALIZE_ENUM(CheckKind, {{CheckKind::correct, "correct"},
-                                         {CheckKind::speedup, "speedup"},
-                                         {CheckKind::fraction_of_peak, "fraction_of_peak"},
-                                         {CheckKind::ptxas, "ptxas"},
-                                         {CheckKind::ptx, "ptx"},
-                                         {CheckKind::api, "api"},
-                                         {CheckKind::fraction_of_library, "fraction_of_library"},
-                                         {CheckKind::ncu, "ncu"},
-                                         {CheckKind::sanitizer, "sanitizer"}})
 
 struct Check {
   CheckKind kind = CheckKind::correct;
@@ -72,6 +62,8 @@ const CheckKindTraits& traits_of(CheckKind kind);
 const CheckKindTraits* check_kind_traits(const std::string& name);  // nullptr for an unknown name
 // Its name in lab.json and in reports: "fraction_of_peak".
 const std::string& name_of(CheckKind kind);
+// In JSON a kind is its name, never its number.
+void to_json(nlohmann::json& j, CheckKind kind);
 
 // A check the referee times (speedup, fraction_of_peak, fraction_of_library):
 // one timing session per case serves them all. The name form reads a report's

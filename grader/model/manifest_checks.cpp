@@ -29,6 +29,8 @@ const CheckKindTraits& traits_of(CheckKind kind) {
 
 const std::string& name_of(CheckKind kind) { return traits_of(kind).name; }
 
+void to_json(nlohmann::json& j, CheckKind kind) { j = name_of(kind); }
+
 bool is_timed_kind(CheckKind kind) { return traits_of(kind).timed; }
 
 bool is_timed_kind(const std::string& name) {

@@ -622,6 +622,7 @@ TEST(CheckKinds, OneTableSaysEverythingAboutEachKind) {
   for (CheckKind k : all) {
     EXPECT_EQ(traits_of(k).kind, k) << name_of(k);
     EXPECT_EQ(check_kind_traits(name_of(k)), &traits_of(k)) << name_of(k);
+    EXPECT_EQ(nlohmann::json(k), name_of(k)) << "a kind reaches JSON as its name";
   }
   EXPECT_TRUE(is_timed_kind(CheckKind::speedup));
   EXPECT_FALSE(is_timed_kind(CheckKind::ncu));
