@@ -12,6 +12,7 @@
 #include "compare.hpp"
 #include "device_checks.cuh"
 #include "referee.cuh"
+#include "referee_phases.hpp"
 #include "referee_protocol.hpp"
 #include "serve.cuh"
 #include "timing.cuh"
@@ -222,7 +223,9 @@ json mode_run(const LabDefinition& lab, const RefereeArgs& a, json& result) {
   for (const auto& f : a.fact_cases)
     if (std::find(a.cases.begin(), a.cases.end(), f) == a.cases.end())
       throw UsageError("--facts " + f + " is not a --case");
+  auto begin = RefereePhases::Clock::now();
   ServerProcess worker = start_worker(a);
+  referee_phases().note("starting your program", begin);
   CaseRunner runner(lab, a, worker);
   result["cases"] = json::array();
   bool ok = true;
@@ -230,7 +233,9 @@ json mode_run(const LabDefinition& lab, const RefereeArgs& a, json& result) {
     int set = 0;
     for (const auto& name : a.cases) {
       result["cases"].push_back({{"case", name}, {"status", "running"}});
+      begin = RefereePhases::Clock::now();
       result["cases"].back() = runner.run_case(name, set++);
+      referee_phases().note("case " + name, begin);
       ok = ok && result["cases"].back()["status"] == "ok";
     }
     expect_reply(worker, {{"op", "close"}}, a.timeout_s, "worker", "");
@@ -261,6 +266,7 @@ bool no_device_error(cudaError_t e) {
 int main(int argc, char** argv) {
   using namespace memlabs;
   if (argc >= 2 && std::string(argv[1]) == "serve") return serve(3);
+  referee_phases();  // its clock starts here
   json result = {{"protocol", kRefereeProtocol}, {"status", "error"}};
   int code = 0;
   try {
@@ -276,7 +282,10 @@ int main(int argc, char** argv) {
       check_cases(lab, a.cases);
       if (a.mode == "time" && a.cases.size() != 1) throw UsageError("time takes exactly one --case");
       result["seed"] = a.seed;
-      if (const cudaError_t e = cudaFree(nullptr); e != cudaSuccess) {
+      const auto cuda_begin = RefereePhases::Clock::now();
+      const cudaError_t e = cudaFree(nullptr);
+      referee_phases().note("starting CUDA", cuda_begin);
+      if (e != cudaSuccess) {
         result["status"] = no_device_error(e) ? "no_device" : "failed";
         result["failure"] = {{"kind", no_device_error(e) ? "no_device" : "referee"},
                              {"message", std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e)}};
@@ -309,6 +318,7 @@ int main(int argc, char** argv) {
     result["failure"] = {{"kind", "referee"}, {"message", e.what()}};
     code = 11;
   }
+  result["phases"] = referee_phases().json();
   std::cout << result.dump() << std::endl;
   return code;
 }

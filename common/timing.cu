@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "referee_phases.hpp"
 #include "timing.cuh"
 #include "timing_session.cuh"
 
@@ -49,13 +50,26 @@ TimingSession::~TimingSession() {
 
 void TimingSession::run(json& result) {
   const auto t_start = std::chrono::steady_clock::now();
-  time_alone(open_first_set());
+  auto begin = t_start;
+  const auto phase = [&](const std::string& what) {
+    referee_phases().note(what, begin);
+    begin = std::chrono::steady_clock::now();
+  };
+  const std::size_t set_bytes = open_first_set();
+  phase("the trusted server and one buffer set");
+  time_alone(set_bytes);
+  phase("the trusted slots timed alone");
   open_sets();
+  phase(std::to_string(k_) + " buffer sets in each process, your program started");
   if (!warm_up()) return fail(result);
+  phase("warm-up");
   const auto t0 = std::chrono::steady_clock::now();
-  if (!sample_until_converged(t0)) return fail(result);
+  const bool sampled = sample_until_converged(t0);
+  phase(std::to_string(s_.rounds) + " rounds");
+  if (!sampled) return fail(result);
   const double wall = seconds_since(t0);
   time_baseline_alone_again();
+  phase("the baseline alone again");
   report(result, wall, seconds_since(t_start));
 }
 

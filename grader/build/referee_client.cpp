@@ -1,10 +1,12 @@
 #include "referee_client.hpp"
 
+#include <chrono>
 #include <csignal>
 #include <optional>
 
 #include "gpu_lock.hpp"
 #include "isolation.hpp"
+#include "phase_log.hpp"
 #include "referee_protocol.hpp"
 #include "text.hpp"
 
@@ -145,6 +147,24 @@ void make_timing_call(RefereeCall& call, const std::string& case_name, std::uint
   call.timeout_s = 3 * lab_timeout_s + 6 * cap_s + 60;
 }
 
+namespace {
+
+// The referee's own phases (common/referee_phases.hpp) under the grade's line
+// for this call, for `--timings`: placed from the moment the referee started.
+void note_referee_phases(const json& result, std::chrono::steady_clock::time_point started) {
+  if (!result.contains("phases") || !result["phases"].is_array()) return;
+  for (const auto& p : result["phases"]) {
+    if (!p.is_object() || !p.value("what", json()).is_string()) continue;
+    const auto at = [&](double s) {
+      return started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
+    };
+    const double start_s = p.value("start_s", 0.0);
+    note_phase("referee: " + p.value("what", std::string()), at(start_s), at(start_s + p.value("seconds", 0.0)), 1);
+  }
+}
+
+}  // namespace
+
 RunnerOutcome call_referee(const RefereeCall& call) {
   RunnerOutcome out;
   fs::create_directories(call.work_dir);
@@ -160,9 +180,11 @@ RunnerOutcome call_referee(const RefereeCall& call) {
   o.timeout_s = call.timeout_s;
   o.capture_stdout_bytes = kMaxResultBytes;
   o.stderr_file = call.work_dir / "referee-stderr.txt";
+  std::chrono::steady_clock::time_point started;
   {
     // One grade at a time on this GPU, machine-wide; the wait is not the program's time.
     const ProcessGpuTurn turn;
+    started = std::chrono::steady_clock::now();
     out.child = run_child(o);
   }
   out.stdout_head = read_head(program_out, kShownOutputBytes);
@@ -189,6 +211,7 @@ RunnerOutcome call_referee(const RefereeCall& call) {
     return fail("referee", "the referee speaks another protocol than this grader (" +
                                std::to_string(out.result.is_object() ? out.result.value("protocol", 0) : 0) +
                                "): rebuild the course with this grader");
+  note_referee_phases(out.result, started);
   const std::string status = out.result.value("status", "failed");
   if (status == "ok") return out;
   const json failure = out.result.value("failure", json::object());
