@@ -156,7 +156,8 @@ void note_referee_phases(const json& result, std::chrono::steady_clock::time_poi
   for (const auto& p : result["phases"]) {
     if (!p.is_object() || !p.value("what", json()).is_string()) continue;
     const auto at = [&](double s) {
-      return started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
+      return started +
+             std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
     };
     const double start_s = p.value("start_s", 0.0);
     note_phase("referee: " + p.value("what", std::string()), at(start_s), at(start_s + p.value("seconds", 0.0)), 1);
