@@ -18,7 +18,11 @@
 // later, or remembers earlier results, fails there.
 //
 // The rounds go on until each ratio's interval is within ±2 % or the time cap,
-// longer while a threshold lies inside an interval. The baseline is also timed
+// longer while a threshold lies inside an interval. A grade names its
+// thresholds (--decide): once at least 6 rounds put every one of them outside
+// its interval, the session stops there, since more rounds would only narrow it.
+// The warm-up before the rounds is two rounds and 100 ms of them: the GPU is
+// busy through a round (fresh inputs, slots, checks), not only in its slots. The baseline is also timed
 // alone, before the submission's program starts and after it is gone: if it
 // ran slower while the submission's program merely existed, something of its
 // kept the GPU busy, and the times are not used.

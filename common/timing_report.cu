@@ -86,6 +86,7 @@ void TimingSession::report(json& result, double wall, double total) {
             {"wall_s", wall},
             {"total_s", total},
             {"converged", converged_},
+            {"decided_early", decided_early_},
             {"extended", extended_},
             {"bytes_moved", bytes},
             {"flops", p.flops()},

@@ -93,6 +93,7 @@ class TimingSession {
   bool host_steps_ = false, library_ = false, converged_ = false, extended_ = false;
   double interference_limit_ = 1.10;  // the lab's: baseline slower by this beside the submission, not trusted
   double warmup_ms_ = 0;
+  bool decided_early_ = false;  // stopped once every threshold was decided
   std::vector<double> solo_baseline_;
   Samples s_;
   std::size_t candidate_batches_ = 0, verified_launches_ = 0, verified_outputs_ = 0, fresh_input_sets_ = 0;

@@ -35,6 +35,7 @@ RunnerOutcome call_tool(const ToolCall& call) {
   o.argv.insert(o.argv.end(), program.begin(), program.end());
   o.cwd = call.work_dir;
   o.timeout_s = call.timeout_s;
+  o.cancel = call.cancel;
   o.stdout_file = call.work_dir / "stdout.txt";
   o.stderr_file = call.work_dir / "stderr.txt";
   std::vector<std::string> parent;
@@ -57,6 +58,9 @@ RunnerOutcome call_tool(const ToolCall& call) {
     out.message = "could not start " + call.tool.at(0) + ": " + out.child.start_error;
   } else if (out.child.interrupted) {
     throw Interrupted();
+  } else if (out.child.cancelled) {
+    out.category = "cancelled";
+    out.message = call.who + " was stopped: no check needed its result any more";
   } else if (out.child.timed_out) {
     out.category = "timeout";
     out.message = call.who + " did not finish within " + std::to_string(static_cast<int>(call.timeout_s)) +

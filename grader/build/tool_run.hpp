@@ -5,6 +5,7 @@
 // inside it, so the report file is written where the program cannot reach.
 #pragma once
 
+#include <atomic>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -21,10 +22,11 @@ struct ToolCall {
   std::filesystem::path work_dir;  // private to this call
   double timeout_s = 60;
   std::string who = "your program";
+  const std::atomic<bool>* cancel = nullptr;  // ChildOptions::cancel: stop it when its result is not needed
 };
 
 // category "ok" when the program ran to its end under the tool; otherwise
-// "timeout", "crash", "cuda_error" or "error" with a sentence.
+// "timeout", "crash", "cuda_error", "error" or "cancelled" with a sentence.
 RunnerOutcome call_tool(const ToolCall& call);
 
 }  // namespace grader

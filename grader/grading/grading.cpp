@@ -118,7 +118,7 @@ GradeReport LabGrader::run() {
     rep_.exit_code = failed_step ? kExitStepFailed : skipped_step ? kExitEnvironment : kExitPass;
     if (!s_.device.present) rep_.notes.push_back("no GPU: only the static checks ran (" + s_.device.reason + ")");
   }
-  finish_tool_runs();  // runs of steps a failed step locked: their folders are removed next
+  stop_tool_runs();  // of steps a failed step locked: no check reads them, and their folders go next
   if (!s_.global.verbose) {
     std::error_code ec;
     fs::remove_all(run_dir_, ec);

@@ -1,6 +1,6 @@
 // The submission's program under ncu and compute-sanitizer: the runs, started
-// side by side once the correctness run is done, and the checks that read
-// their reports (check_ncu, check_sanitizer).
+// side by side with the correctness run, and the checks that read their
+// reports (check_ncu, check_sanitizer).
 #include <chrono>
 #include <future>
 
@@ -41,6 +41,7 @@ ToolCall LabGrader::sanitizer_call(const Check& c, const std::string& tool) {
   tc.work_dir = dir;
   tc.timeout_s = 3 * m_.timeout_s + 30;
   tc.who = "your program under " + tool;
+  tc.cancel = &cancel_tool_runs_;
   return tc;
 }
 
@@ -63,6 +64,7 @@ ToolCall LabGrader::ncu_call(const Check& c) {
   tc.work_dir = dir;
   tc.timeout_s = 3 * m_.timeout_s + 60;  // ncu replays the launch once per group of counters
   tc.who = "your program under ncu";
+  tc.cancel = &cancel_tool_runs_;
   return tc;
 }
 
@@ -88,9 +90,7 @@ LabGrader::ToolOutput LabGrader::tool_output(const std::string& key, const ToolC
 }
 
 void LabGrader::start_tool_runs() {
-  // A program that hung stays for its own steps: started now, each tool would
-  // hang to its time limit even where a failed step means no check needs it.
-  if (gpu_unavailable() || student_run_.category == "timeout") return;
+  if (gpu_unavailable()) return;
   const auto& ncu = s_.builder->toolchain().ncu;
   for (const auto& step : m_.steps)
     for (const auto& c : step.checks) {
@@ -105,6 +105,11 @@ void LabGrader::start_tool_runs() {
 
 void LabGrader::finish_tool_runs() {
   for (auto& [key, f] : tool_outputs_) f.wait();
+}
+
+void LabGrader::stop_tool_runs() {
+  cancel_tool_runs_ = true;
+  finish_tool_runs();
 }
 
 // Hardware counters of every launch of the student's kernel in the profiled
@@ -129,6 +134,9 @@ CheckResult LabGrader::check_ncu(const Check& c) {
   const NcuMeasure* measure = find_ncu_measure(c.metric);
   if (!measure) return failed(c, "unknown ncu measure " + c.metric + " (a course problem)");
   Activity activity("ncu: " + c.metric + " of " + c.kernel + " at " + c.case_name);
+  run_correctness();  // starts this run too, beside it
+  // A program that hung there would hang under ncu: that run was stopped.
+  if (student_run_.category == "timeout") return failed(c, student_run_.message, "timeout");
   const ToolOutput run = tool_output(ncu_key(c), ncu_call(c), "ncu.csv", "ncu: " + c.kernel);
   const NcuLog log = parse_ncu_log(run.log);
   if (log.status != NcuLog::ok) return ncu_run_failed(c, log, run.outcome);
@@ -196,6 +204,7 @@ CheckResult LabGrader::check_sanitizer(const Check& c) {
   if (auto why = gpu_unavailable()) return skipped(c, *why);
   if (!s_.builder->toolchain().compute_sanitizer)
     return skipped(c, "compute-sanitizer was not found next to nvcc or on PATH");
+  run_correctness();  // starts these runs too, beside it
   if (!sanitizer_runs()) return skipped(c, "not run: your program did not finish its correctness run");
   Activity activity("compute-sanitizer: " + join(c.tools, ", "));
   struct ToolRun {

@@ -5,6 +5,7 @@
 // steps (grading.cpp). Private to those files.
 #pragma once
 
+#include <atomic>
 #include <filesystem>
 #include <future>
 #include <map>
@@ -52,10 +53,12 @@ class LabGrader {
   const RunnerOutcome& timing_for(const std::string& case_name);
 
   // The submission's program under compute-sanitizer or ncu. These runs time
-  // nothing: every one the lab asks for starts, side by side, as soon as the
-  // correctness run is done (start_tool_runs), and their checks take the
-  // results when their step comes. Nothing is timed until they have ended
-  // (finish_tool_runs): a timing has the GPU to itself.
+  // nothing: every one the lab asks for starts, side by side, with the
+  // correctness run (start_tool_runs), and their checks take the results when
+  // their step comes. A program that hangs in the correctness run would hang
+  // under every tool too, so they are stopped then (cancel_tool_runs_), and so
+  // are runs no check read once the grade is decided. Nothing is timed until
+  // they have ended (finish_tool_runs): a timing has the GPU to itself.
   struct ToolOutput {
     RunnerOutcome outcome;
     std::string log;  // the tool's report file
@@ -68,6 +71,7 @@ class LabGrader {
                          const std::string& label);
   void start_tool_runs();
   void finish_tool_runs();
+  void stop_tool_runs();  // the ones still running: no check will read them
   bool sanitizer_runs() const;
   RefereeCall referee_call(const std::string& tag) const;
   std::optional<std::string> gpu_unavailable() const;
@@ -83,7 +87,8 @@ class LabGrader {
   bool correctness_done_ = false;
   RunnerOutcome student_run_;
   std::map<std::string, RunnerOutcome> timing_;
-  int tool_runs_ = 0;  // numbers the work folders of ncu and sanitizer runs
+  int tool_runs_ = 0;                          // numbers the work folders of ncu and sanitizer runs
+  std::atomic<bool> cancel_tool_runs_{false};  // declared before the runs, which point at it
   std::map<std::string, std::shared_future<ToolOutput>> tool_outputs_;  // by what ran: tool, kernel, cases
 };
 

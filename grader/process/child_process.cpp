@@ -337,8 +337,10 @@ ChildResult run_child(const ChildOptions& o) {
       result.interrupt_signal = sig;
     } else if (o.timeout_s > 0 && seconds_since(t0) >= o.timeout_s) {
       result.timed_out = true;
+    } else if (o.cancel && o.cancel->load()) {
+      result.cancelled = true;
     }
-    if (result.interrupted || result.timed_out) {
+    if (result.interrupted || result.timed_out || result.cancelled) {
       ::kill(-pid, SIGKILL);
       killed = true;
       continue;
@@ -368,7 +370,7 @@ ChildResult run_child(const ChildOptions& o) {
   if (reaped != pid) return result;  // someone else reaped it (SIGCHLD ignored): no status to report
 
   const bool our_kill = killed && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
-  if (!our_kill) result.timed_out = false;  // it ended on its own just before the deadline
+  if (!our_kill) result.timed_out = result.cancelled = false;  // it ended on its own just before
   if (our_kill) return result;
   if (WIFEXITED(status)) {
     result.exited = true;

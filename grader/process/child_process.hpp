@@ -4,6 +4,7 @@
 // a timeout, and files instead of pipes for its output.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -38,6 +39,9 @@ struct ChildOptions {
   // RLIMIT_NPROC if > 0. It counts every task of the user (not just the child's),
   // and the kernel does not enforce it for root.
   std::uint64_t max_processes = 0;
+  // When this becomes true the child's group is killed and the result says
+  // `cancelled`: a run whose answer nobody needs any more. Must outlive the call.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct ChildResult {
@@ -49,6 +53,7 @@ struct ChildResult {
   bool signaled = false;  // killed by a signal (not by us)
   int signal = 0;
   bool timed_out = false;  // we killed it at the timeout
+  bool cancelled = false;  // we killed it because ChildOptions::cancel became true
   // The grader got SIGINT/SIGTERM while waiting; the child's group was killed.
   // interrupt_signal says which, so the grader can exit as that signal asks.
   bool interrupted = false;

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -119,6 +120,37 @@ TEST_F(ChildProcess, TimeoutKillsGrandchildrenToo) {
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
   EXPECT_TRUE(r.timed_out);
   EXPECT_TRUE(group_gone(r.pid)) << "the background sleep survived the timeout";
+}
+
+// A tool run whose answer is no longer needed (the program hung in its
+// correctness run, or the grade is decided) stops at once, with its group.
+TEST_F(ChildProcess, CancelStopsTheChildAndItsGroup) {
+  std::atomic<bool> cancel{false};
+  ChildOptions o = shell("sleep 30 & sleep 30", 60);
+  o.cancel = &cancel;
+  std::thread later([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    cancel = true;
+  });
+  const auto r = run_child(o);
+  later.join();
+  ASSERT_TRUE(r.started);
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_FALSE(r.signaled) << "our own kill is not the program's crash";
+  EXPECT_LT(r.wall_s, 3.0);
+  EXPECT_EQ(r.describe(), "stopped: its result was no longer needed");
+  EXPECT_TRUE(group_gone(r.pid));
+}
+
+TEST_F(ChildProcess, AnUnsetCancelChangesNothing) {
+  std::atomic<bool> cancel{false};
+  ChildOptions o = shell("exit 3");
+  o.cancel = &cancel;
+  const auto r = run_child(o);
+  EXPECT_TRUE(r.exited);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_FALSE(r.cancelled);
 }
 
 TEST_F(ChildProcess, NothingOutlivesANormalExit) {

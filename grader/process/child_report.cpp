@@ -115,6 +115,7 @@ std::string ChildResult::describe() const {
     std::snprintf(buf, sizeof buf, "timed out after %.1f s", wall_s);
     return buf;
   }
+  if (cancelled) return "stopped: its result was no longer needed";
   if (signaled) {
     const char* name = signal_name(signal);
     const char* meaning = signal_meaning(signal);
