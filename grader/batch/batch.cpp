@@ -82,7 +82,8 @@ ChildOptions child_grader(const fs::path& private_dir, const BatchSettings& sett
   ChildOptions o;
   o.argv = {settings.grader_exe.string(), "--json", "--root", settings.course_root.string()};
   if (!settings.arch.empty()) o.argv.insert(o.argv.end(), {"--arch", settings.arch});
-  o.argv.insert(o.argv.end(), {"grade", settings.lab, "--submission", (private_dir / "kernel.cu").string()});
+  // --fresh: every tool runs on every submission (no report is reused, kept_tool_runs.hpp).
+  o.argv.insert(o.argv.end(), {"grade", settings.lab, "--submission", (private_dir / "kernel.cu").string(), "--fresh"});
   if (settings.all_steps) o.argv.push_back("--all");
   o.cwd = home;
   o.env = scrubbed_environment(home, settings);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "atomic_file.hpp"
 #include "sandbox.hpp"
 
 namespace grader {
@@ -49,9 +50,6 @@ std::string submission_hash(const std::filesystem::path& file);
 // Hints the student asked for in this lab, from <folder>/.grader/progress.json
 // (0 when absent or unreadable; the file is only read, never repaired).
 int hints_used(const std::filesystem::path& folder, const std::string& lab_id);
-
-// Writes temp + fsync + rename, creating the folder. Throws std::runtime_error.
-void write_file_atomically(const std::filesystem::path& file, const std::string& content);
 
 struct BatchSettings {
   std::filesystem::path course_root;

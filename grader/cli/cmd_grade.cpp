@@ -17,6 +17,7 @@ struct GradeCommandOptions {
   bool sanitize = false;
   double cap_s = 3.0;
   bool timings = false;
+  bool fresh = false;
 };
 
 int run_grade(const GradeCommandOptions& o, const GlobalOptions& g) {
@@ -32,6 +33,7 @@ int run_grade(const GradeCommandOptions& o, const GlobalOptions& g) {
   go.all_steps = o.all;
   go.cap_s = o.cap_s;
   go.sanitize = o.sanitize;
+  go.reuse_tool_runs = !o.fresh;
 
   // A fixture or a classmate's file graded with --submission is not recorded as progress.
   GradeReport report = grade_and_record(session, lab, manifest, go);
@@ -71,6 +73,9 @@ Command grade_command() {
             sub.add_flag("--timings", o->timings,
                          "after the report, list where the grade's time went (build, each run, each tool)");
             sub.add_option("--cap", o->cap_s, "seconds of timing per case before deciding (default 3)");
+            sub.add_flag("--fresh", o->fresh,
+                         "run ncu and compute-sanitizer again even where this very program was checked by an "
+                         "earlier grade (their reports are kept and reused otherwise)");
             return [o, &g] { return run_grade(*o, g); };
           }};
 }

@@ -94,6 +94,7 @@ int run_watch(const WatchOptions& o, const GlobalOptions& g) {
     std::cout << std::flush;
     GradeOptions go;
     go.sanitize = o.sanitize;
+    go.reuse_tool_runs = true;  // a save that changes nothing in the program reruns no tool
     const GradeReport report = grade_and_record(session, lab, manifest, go);
     if (g.json)
       std::cout << report_to_json(report).dump() << "\n";

@@ -23,6 +23,9 @@ struct GradeOptions {
   bool all_steps = false;                           // grade past the first failing step
   double cap_s = 3.0;                               // timing cap per case
   bool sanitize = false;  // add a compute-sanitizer check to every step that checks correctness
+  // Reuse the ncu and compute-sanitizer reports of the very same program from an
+  // earlier grade (kept_tool_runs.hpp): `grader grade` and `grader watch` without --fresh.
+  bool reuse_tool_runs = false;
 };
 
 // A check's or a step's outcome; a report writes its name (name_of).

@@ -83,10 +83,16 @@ void LabGrader::run_correctness() {
     }
   // Every request may take the lab's timeout; a case makes a few requests.
   rc.timeout_s = m_.timeout_s * (4.0 * static_cast<double>(cases) + 2) + 30;
-  // The tools run the program on their own, beside this run: none of them times anything.
-  start_tool_runs();
+  // The tools run the program on their own, beside this run: none of them times
+  // anything. Facts are another matter: a fact may read the whole GPU's state
+  // (lab02's leak check reads free device memory, which the tools' own runs of the
+  // program take and give back), so with facts to gather this run has the GPU to
+  // itself and the tools start after it.
+  const bool gathers_facts = std::find(rc.args.begin(), rc.args.end(), "--facts") != rc.args.end();
+  if (!gathers_facts) start_tool_runs();
   student_run_ = call_referee(rc);
   if (student_run_.category == "timeout") cancel_tool_runs_ = true;  // each would hang to its own limit
+  if (gathers_facts && student_run_.category != "timeout") start_tool_runs();
   if (!student_run_.stdout_head.empty() || !student_run_.stderr_head.empty())
     rep_.program_output = student_run_.stdout_head + student_run_.stderr_head;
 }

@@ -3,11 +3,14 @@
 // reports (check_ncu, check_sanitizer).
 #include <chrono>
 #include <future>
+#include <vector>
 
 #include "activity.hpp"
+#include "kept_tool_runs.hpp"
 #include "lab_grader.hpp"
 #include "ncu_report.hpp"
 #include "phase_log.hpp"
+#include "sandbox.hpp"
 #include "sanitizer_report.hpp"
 #include "text.hpp"
 
@@ -68,20 +71,44 @@ ToolCall LabGrader::ncu_call(const Check& c) {
   return tc;
 }
 
+// Tool reports of the very same program are reused in a student's own grades
+// (kept_tool_runs.hpp); never in a sandbox, where the grade is the one that counts.
+bool LabGrader::keeps_tool_runs() const { return o_.reuse_tool_runs && !isolation_from_environment().enabled(); }
+
 std::shared_future<LabGrader::ToolOutput> LabGrader::start_tool_run(const std::string& key, const ToolCall& call,
                                                                     const std::string& report_file,
                                                                     const std::string& label) {
   auto it = tool_outputs_.find(key);
   if (it != tool_outputs_.end()) return it->second;
+  const fs::path cache_dir = s_.builder->settings().cache_dir;
+  const std::string kept_key =
+      keeps_tool_runs()
+          ? tool_run_key(call, s_.device.name + " " + s_.device.uuid + " " + std::to_string(s_.device.driver_version))
+          : "";
+  if (auto kept = find_kept_tool_run(cache_dir, kept_key)) {
+    const auto now = std::chrono::steady_clock::now();
+    note_phase(label + " (kept from " + kept->when + ")", now, now, 1);
+    std::promise<ToolOutput> ready;
+    ready.set_value(ToolOutput{RunnerOutcome{}, kept->log, kept->when});
+    return tool_outputs_.emplace(key, ready.get_future().share()).first->second;
+  }
   std::shared_future<ToolOutput> f =
-      std::async(std::launch::async, [call, report_file, label] {
+      std::async(std::launch::async, [call, report_file, label, cache_dir, kept_key] {
         const auto begin = std::chrono::steady_clock::now();
-        ToolOutput out{call_tool(call), read_file(call.work_dir / report_file).value_or("")};
+        ToolOutput out{call_tool(call), read_file(call.work_dir / report_file).value_or(""), ""};
         note_phase(label, begin, std::chrono::steady_clock::now(), 1);
+        // Only a run that reached its end: a crash or a hang may not happen the same way twice.
+        if (out.outcome.ok() && !out.log.empty()) keep_tool_run(cache_dir, kept_key, out.log);
         return out;
       }).share();
   tool_outputs_.emplace(key, f);
   return f;
+}
+
+std::string LabGrader::kept_from_note(const std::vector<std::string>& tools, const std::string& when) const {
+  return join(tools, ", ") + ": the report" + (tools.size() > 1 ? "s" : "") +
+         " of this very program from an earlier grade (" + when +
+         "), not run again; `grader grade --fresh` runs every tool again";
 }
 
 LabGrader::ToolOutput LabGrader::tool_output(const std::string& key, const ToolCall& call,
@@ -166,6 +193,10 @@ CheckResult LabGrader::check_ncu(const Check& c) {
             {"counters", counters}};
   r.data[at_least ? "min" : "max"] = bound;
   r.summary = c.kernel + " at " + c.case_name + ": " + j.worst.summary;
+  if (!run.kept_from.empty()) {
+    r.details.push_back(kept_from_note({"ncu"}, run.kept_from));
+    r.data["kept_from"] = run.kept_from;
+  }
   if (j.judged > 1)
     r.summary += " (the " + std::string(at_least ? "lowest" : "highest") + " of " + std::to_string(j.judged) +
                  " launches: launch " + std::to_string(j.worst_launch + 1) + ")";
@@ -211,6 +242,7 @@ CheckResult LabGrader::check_sanitizer(const Check& c) {
     std::string tool;
     RunnerOutcome outcome;
     SanitizerLog log;
+    std::string kept_from;
   };
   // Every tool at once (started with the lab's other tool runs, unless this
   // check came first): independent processes that time nothing.
@@ -220,7 +252,7 @@ CheckResult LabGrader::check_sanitizer(const Check& c) {
   std::vector<ToolRun> done;
   for (auto& [tool, f] : runs) {
     const ToolOutput& out = f.get();  // an Interrupted rethrows here; the other runs join as they go
-    done.push_back(ToolRun{tool, out.outcome, parse_sanitizer_log(tool, out.log)});
+    done.push_back(ToolRun{tool, out.outcome, parse_sanitizer_log(tool, out.log), out.kept_from});
   }
   CheckResult r;
   r.kind = name_of(c.kind);
@@ -257,6 +289,13 @@ CheckResult LabGrader::check_sanitizer(const Check& c) {
     }
   }
   if (r.status == Outcome::pass) r.summary = join(clean, ", ") + ": no reports on " + join(c.cases, ", ");
+  std::vector<std::string> kept;
+  for (const auto& t : done)
+    if (!t.kept_from.empty()) {
+      kept.push_back(t.tool);
+      r.data["tools"][t.tool]["kept_from"] = t.kept_from;
+    }
+  if (!kept.empty()) r.details.push_back(kept_from_note(kept, done.front().kept_from));
   return r;
 }
 

@@ -61,7 +61,8 @@ class LabGrader {
   // they have ended (finish_tool_runs): a timing has the GPU to itself.
   struct ToolOutput {
     RunnerOutcome outcome;
-    std::string log;  // the tool's report file
+    std::string log;        // the tool's report file
+    std::string kept_from;  // when the report is an earlier grade's of this very program: when it ran
   };
   ToolCall sanitizer_call(const Check& c, const std::string& tool);
   ToolCall ncu_call(const Check& c);
@@ -72,6 +73,8 @@ class LabGrader {
   void start_tool_runs();
   void finish_tool_runs();
   void stop_tool_runs();  // the ones still running: no check will read them
+  bool keeps_tool_runs() const;
+  std::string kept_from_note(const std::vector<std::string>& tools, const std::string& when) const;
   bool sanitizer_runs() const;
   RefereeCall referee_call(const std::string& tag) const;
   std::optional<std::string> gpu_unavailable() const;
