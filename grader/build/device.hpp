@@ -21,9 +21,13 @@ struct DeviceInfo {
   nlohmann::json raw;
 };
 
-// Runs the probe. GRADER_NO_GPU=1 pretends there is no device (to test the
-// no-GPU path on a GPU machine).
+// Runs the probe, or reuses its answer from earlier in this boot (same driver,
+// same visible devices; never when measuring the bandwidth). GRADER_NO_GPU=1
+// pretends there is no device (to test the no-GPU path on a GPU machine).
 DeviceInfo probe_device(Builder& builder, const std::filesystem::path& work_dir, bool measure_bandwidth);
+
+// A DeviceInfo from the probe's result document.
+DeviceInfo device_from_probe(const nlohmann::json& probe_result);
 
 // "13.0" from 13000.
 std::string cuda_version_string(int version);
