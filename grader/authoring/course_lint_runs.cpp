@@ -272,7 +272,7 @@ void lint_solution_on_gpu(Session& session, const LabSources& s, const GpuLintOp
 void lint_margins(Session& session, const LabSources& s, const GpuLintOptions& o, LabLint& out) {
   const Manifest& m = *s.manifest;
   // The reference solution's own timing, as grading.cpp's timing_for asks the
-  // student's: one session per case decides every threshold on it.
+  // student's: one session per case decides every margin on it.
   const auto builds = session.builder->build({{s.lab.dir, *s.solution_path, "solution kernel.cu", m.link}});
   std::map<std::string, std::vector<std::pair<int, const Check*>>> by_case;
   for (const auto& st : m.steps)
@@ -294,8 +294,11 @@ void lint_margins(Session& session, const LabSources& s, const GpuLintOptions& o
     rc.referee = builds[0].referee;
     rc.worker = builds[0].worker;
     make_timing_call(rc, case_name, seed, o.cap_s, m.timeout_s);
+    // What this lint decides is the margin, not the threshold: the session may
+    // stop early only once every interval is clear of threshold × margin.
     for (const auto& [step, c] : checks)
-      rc.args.insert(rc.args.end(), {"--decide", timing_decide_name(c->kind) + ":" + fixed(c->min, 4)});
+      rc.args.insert(rc.args.end(),
+                     {"--decide", timing_decide_name(c->kind) + ":" + fixed(c->min * o.required_margin, 4)});
     rc.work_dir = run_dir / case_name;
     rc.who = "the reference";
     // A GPU disturbed while the reference ran (another process's work, a clock
