@@ -1,15 +1,22 @@
-// The version of the result document the referee prints and the grader reads
-// (schemas in docs/json-output.md). A grader reading another version says so
-// instead of misreading it: a course built by another grader must be rebuilt.
+// The result document the referee prints and the grader reads (schemas in
+// docs/json-output.md), defined once for both sides. The grader checks the
+// version first: a course built by another grader says so instead of being
+// misread, and must be rebuilt. The timing report is a typed struct written
+// and read by the same functions: a key the referee did not write is an error
+// the grader names, never a silent default.
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace memlabs {
 
-inline constexpr int kRefereeProtocol = 2;
+// 3: the timing report is TimingReport (decided_early added), and the result carries "phases".
+inline constexpr int kRefereeProtocol = 3;
 
 // A value read from a submission's output, as the document carries it. JSON has
 // no NaN or infinity (nlohmann would write null), and a wrong kernel makes both:
@@ -18,6 +25,173 @@ inline nlohmann::json value_json(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   return v;
+}
+
+// The median of per-round ratios and its 95 % interval over n rounds.
+struct RatioInterval {
+  double median = 0, lo = 0, hi = 0;
+  std::size_t n = 0;
+};
+
+// The baseline beside the submission's program against alone (common/timing.cuh).
+struct Interference {
+  double solo_baseline_ms = 0, baseline_ms = 0, ratio = 0, limit = 0, speedup_scale = 1;
+};
+
+// What a timing session measured (result["timing"]). Times are per launch with
+// the cost of a request taken off; an interval is absent where nothing was
+// timed (no copy fits in memory, no library).
+struct TimingReport {
+  std::size_t rounds = 0, batch = 0, baseline_batch = 0, fresh_input_batches = 0, verified_launches = 0;
+  double warmup_ms = 0, wall_s = 0, total_s = 0;
+  bool converged = false, decided_early = false, extended = false;
+  double bytes_moved = 0, flops = 0, overhead_ms = 0, peak_gflops = 0;
+  double baseline_ms = 0, candidate_ms = 0, baseline_gbps = 0, candidate_gbps = 0;
+  std::optional<RatioInterval> speedup, aa, fraction, library_fraction;
+  std::optional<double> memcpy_ms, memcpy_gbps, library_ms, baseline_gflops, candidate_gflops, library_gflops;
+  std::optional<std::string> library;
+  std::vector<double> speedup_samples, fraction_samples, aa_samples;  // per round
+  Interference interference;
+};
+
+// The interval a timed check reads, by its name in the report ("speedup",
+// "fraction", "library_fraction", "aa"); nullptr for another name.
+inline const std::optional<RatioInterval>* interval_named(const TimingReport& t, const std::string& name) {
+  if (name == "speedup") return &t.speedup;
+  if (name == "fraction") return &t.fraction;
+  if (name == "library_fraction") return &t.library_fraction;
+  if (name == "aa") return &t.aa;
+  return nullptr;
+}
+
+// ---- JSON, one definition for the writer and the reader ----
+
+inline void to_json(nlohmann::json& j, const RatioInterval& i) {
+  j = {{"median", i.median}, {"lo", i.lo}, {"hi", i.hi}, {"n", i.n}};
+}
+inline void from_json(const nlohmann::json& j, RatioInterval& i) {
+  j.at("median").get_to(i.median);
+  j.at("lo").get_to(i.lo);
+  j.at("hi").get_to(i.hi);
+  j.at("n").get_to(i.n);
+}
+
+inline void to_json(nlohmann::json& j, const Interference& i) {
+  j = {{"solo_baseline_ms", i.solo_baseline_ms},
+       {"baseline_ms", i.baseline_ms},
+       {"ratio", i.ratio},
+       {"limit", i.limit},
+       {"speedup_scale", i.speedup_scale}};
+}
+inline void from_json(const nlohmann::json& j, Interference& i) {
+  j.at("solo_baseline_ms").get_to(i.solo_baseline_ms);
+  j.at("baseline_ms").get_to(i.baseline_ms);
+  j.at("ratio").get_to(i.ratio);
+  j.at("limit").get_to(i.limit);
+  j.at("speedup_scale").get_to(i.speedup_scale);
+}
+
+namespace protocol_detail {
+
+// An optional member is written as null when absent (an interval with no
+// samples) or left out (a rate nothing measured), as the schema says.
+template <typename T>
+void put_or_null(nlohmann::json& j, const char* key, const std::optional<T>& v) {
+  j[key] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+template <typename T>
+void put_if(nlohmann::json& j, const char* key, const std::optional<T>& v) {
+  if (v) j[key] = *v;
+}
+template <typename T>
+void get_optional(const nlohmann::json& j, const char* key, std::optional<T>& v) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) {
+    v.reset();
+    return;
+  }
+  v = it->get<T>();
+}
+
+}  // namespace protocol_detail
+
+inline void to_json(nlohmann::json& j, const TimingReport& t) {
+  using namespace protocol_detail;
+  j = {{"rounds", t.rounds},
+       {"warmup_ms", t.warmup_ms},
+       {"wall_s", t.wall_s},
+       {"total_s", t.total_s},
+       {"converged", t.converged},
+       {"decided_early", t.decided_early},
+       {"extended", t.extended},
+       {"bytes_moved", t.bytes_moved},
+       {"flops", t.flops},
+       {"batch", t.batch},
+       {"baseline_batch", t.baseline_batch},
+       {"overhead_ms", t.overhead_ms},
+       {"fresh_input_batches", t.fresh_input_batches},
+       {"verified_launches", t.verified_launches},
+       {"baseline_ms", t.baseline_ms},
+       {"candidate_ms", t.candidate_ms},
+       {"baseline_gbps", t.baseline_gbps},
+       {"candidate_gbps", t.candidate_gbps},
+       {"peak_gflops", t.peak_gflops},
+       {"samples", {{"speedup", t.speedup_samples}, {"fraction", t.fraction_samples}, {"aa", t.aa_samples}}},
+       {"interference", t.interference}};
+  put_or_null(j, "speedup", t.speedup);
+  put_or_null(j, "aa", t.aa);
+  put_or_null(j, "fraction", t.fraction);
+  put_if(j, "memcpy_ms", t.memcpy_ms);
+  put_if(j, "memcpy_gbps", t.memcpy_gbps);
+  put_if(j, "library", t.library);
+  put_if(j, "library_ms", t.library_ms);
+  if (t.library) put_or_null(j, "library_fraction", t.library_fraction);
+  put_if(j, "baseline_gflops", t.baseline_gflops);
+  put_if(j, "candidate_gflops", t.candidate_gflops);
+  put_if(j, "library_gflops", t.library_gflops);
+}
+
+// Throws nlohmann::json::exception naming the key that is missing or of the wrong type.
+inline void from_json(const nlohmann::json& j, TimingReport& t) {
+  using namespace protocol_detail;
+  j.at("rounds").get_to(t.rounds);
+  j.at("warmup_ms").get_to(t.warmup_ms);
+  j.at("wall_s").get_to(t.wall_s);
+  j.at("total_s").get_to(t.total_s);
+  j.at("converged").get_to(t.converged);
+  j.at("decided_early").get_to(t.decided_early);
+  j.at("extended").get_to(t.extended);
+  j.at("bytes_moved").get_to(t.bytes_moved);
+  j.at("flops").get_to(t.flops);
+  j.at("batch").get_to(t.batch);
+  j.at("baseline_batch").get_to(t.baseline_batch);
+  j.at("overhead_ms").get_to(t.overhead_ms);
+  j.at("fresh_input_batches").get_to(t.fresh_input_batches);
+  j.at("verified_launches").get_to(t.verified_launches);
+  j.at("baseline_ms").get_to(t.baseline_ms);
+  j.at("candidate_ms").get_to(t.candidate_ms);
+  j.at("baseline_gbps").get_to(t.baseline_gbps);
+  j.at("candidate_gbps").get_to(t.candidate_gbps);
+  j.at("peak_gflops").get_to(t.peak_gflops);
+  const auto& samples = j.at("samples");
+  samples.at("speedup").get_to(t.speedup_samples);
+  samples.at("fraction").get_to(t.fraction_samples);
+  samples.at("aa").get_to(t.aa_samples);
+  j.at("interference").get_to(t.interference);
+  j.at("speedup");  // present, possibly null
+  j.at("aa");
+  j.at("fraction");
+  get_optional(j, "speedup", t.speedup);
+  get_optional(j, "aa", t.aa);
+  get_optional(j, "fraction", t.fraction);
+  get_optional(j, "memcpy_ms", t.memcpy_ms);
+  get_optional(j, "memcpy_gbps", t.memcpy_gbps);
+  get_optional(j, "library", t.library);
+  get_optional(j, "library_ms", t.library_ms);
+  get_optional(j, "library_fraction", t.library_fraction);
+  get_optional(j, "baseline_gflops", t.baseline_gflops);
+  get_optional(j, "candidate_gflops", t.candidate_gflops);
+  get_optional(j, "library_gflops", t.library_gflops);
 }
 
 }  // namespace memlabs

@@ -13,10 +13,10 @@ namespace {
 // on every lab; beyond it the speedup is scaled down (see report()).
 constexpr double kNoiseInterference = 1.10;
 
-json interval_json(const std::vector<double>& samples) {
-  if (samples.empty()) return nullptr;
+std::optional<RatioInterval> interval_of(const std::vector<double>& samples) {
+  if (samples.empty()) return std::nullopt;
   const auto i = median_interval(samples);
-  return {{"median", i.median}, {"lo", i.lo}, {"hi", i.hi}, {"n", i.n}};
+  return RatioInterval{i.median, i.lo, i.hi, i.n};
 }
 
 // FP32 lanes per SM by compute capability: the peak a kernel cannot pass.
@@ -45,31 +45,28 @@ void TimingSession::fail(json& result) {
 }
 
 // The plain copy's and the library's times, and the rates of every program timed.
-void TimingSession::add_rates(json& t, double base, double cand) const {
+void TimingSession::add_rates(TimingReport& t) const {
   const Problem& p = *trusted_sets_[0];
-  const double bytes = p.bytes_moved();
   if (copy_bytes_ > 0) {
-    const double m = median_of(s_.memcpy_ms);
-    t["memcpy_ms"] = m;
-    t["memcpy_gbps"] = 2.0 * copy_bytes_ / (m * 1e6);
+    t.memcpy_ms = median_of(s_.memcpy_ms);
+    t.memcpy_gbps = 2.0 * copy_bytes_ / (*t.memcpy_ms * 1e6);
   }
   if (library_) {
-    t["library"] = p.library_name();
-    t["library_ms"] = median_of(s_.library_ms);
-    t["library_fraction"] = interval_json(s_.library_fraction);
+    t.library = p.library_name();
+    t.library_ms = median_of(s_.library_ms);
+    t.library_fraction = interval_of(s_.library_fraction);
   }
   if (p.flops() > 0) {
-    t["baseline_gflops"] = p.flops() / (base * 1e6);
-    t["candidate_gflops"] = p.flops() / (cand * 1e6);
-    if (library_) t["library_gflops"] = p.flops() / (median_of(s_.library_ms) * 1e6);
+    t.baseline_gflops = p.flops() / (t.baseline_ms * 1e6);
+    t.candidate_gflops = p.flops() / (t.candidate_ms * 1e6);
+    if (library_) t.library_gflops = p.flops() / (*t.library_ms * 1e6);
   }
-  t["baseline_gbps"] = bytes / (base * 1e6);
-  t["candidate_gbps"] = bytes / (cand * 1e6);
+  t.baseline_gbps = t.bytes_moved / (t.baseline_ms * 1e6);
+  t.candidate_gbps = t.bytes_moved / (t.candidate_ms * 1e6);
 }
 
 void TimingSession::report(json& result, double wall, double total) {
   const Problem& p = *trusted_sets_[0];
-  const double bytes = p.bytes_moved();
   const double base = median_of(s_.baseline_ms), cand = median_of(s_.candidate_ms);
   const double solo = median_of(solo_baseline_);
   const double slowdown = solo > 0 ? base / solo : 0.0;
@@ -81,33 +78,32 @@ void TimingSession::report(json& result, double wall, double total) {
     speedup_scale = kNoiseInterference / slowdown;
     for (double& x : s_.speedup) x *= speedup_scale;
   }
-  json t = {{"rounds", s_.rounds},
-            {"warmup_ms", warmup_ms_},
-            {"wall_s", wall},
-            {"total_s", total},
-            {"converged", converged_},
-            {"decided_early", decided_early_},
-            {"extended", extended_},
-            {"bytes_moved", bytes},
-            {"flops", p.flops()},
-            {"batch", k_},
-            {"baseline_batch", k_baseline_},
-            {"overhead_ms", median_of(s_.overhead_ms)},
-            {"fresh_input_batches", fresh_input_sets_},
-            {"verified_launches", verified_launches_},
-            {"baseline_ms", base},
-            {"candidate_ms", cand},
-            {"speedup", interval_json(s_.speedup)},
-            {"aa", interval_json(s_.aa)},
-            {"fraction", interval_json(s_.fraction)},
-            {"peak_gflops", peak_gflops()},
-            {"samples", {{"speedup", s_.speedup}, {"fraction", s_.fraction}, {"aa", s_.aa}}}};
-  add_rates(t, base, cand);
-  t["interference"] = {{"solo_baseline_ms", solo},
-                       {"baseline_ms", base},
-                       {"ratio", slowdown},
-                       {"limit", interference_limit_},
-                       {"speedup_scale", speedup_scale}};
+  TimingReport t;
+  t.rounds = s_.rounds;
+  t.warmup_ms = warmup_ms_;
+  t.wall_s = wall;
+  t.total_s = total;
+  t.converged = converged_;
+  t.decided_early = decided_early_;
+  t.extended = extended_;
+  t.bytes_moved = p.bytes_moved();
+  t.flops = p.flops();
+  t.batch = k_;
+  t.baseline_batch = k_baseline_;
+  t.overhead_ms = median_of(s_.overhead_ms);
+  t.fresh_input_batches = fresh_input_sets_;
+  t.verified_launches = verified_launches_;
+  t.baseline_ms = base;
+  t.candidate_ms = cand;
+  t.speedup = interval_of(s_.speedup);
+  t.aa = interval_of(s_.aa);
+  t.fraction = interval_of(s_.fraction);
+  t.peak_gflops = peak_gflops();
+  t.speedup_samples = s_.speedup;
+  t.fraction_samples = s_.fraction;
+  t.aa_samples = s_.aa;
+  add_rates(t);
+  t.interference = {solo, base, slowdown, interference_limit_, speedup_scale};
   result["timing"] = t;
   result["status"] = slowdown > interference_limit_ ? "interference" : "ok";
 }

@@ -78,7 +78,7 @@ class TimingSession {
   // ---- the result (timing_report.cu) ----
   void fail(nlohmann::json& result);
   void report(nlohmann::json& result, double wall, double total);
-  void add_rates(nlohmann::json& t, double base, double cand) const;
+  void add_rates(TimingReport& t) const;
 
   const LabDefinition& lab_;
   const RefereeArgs& a_;

@@ -314,14 +314,15 @@ void lint_margins(Session& session, const LabSources& s, const GpuLintOptions& o
                                           (t.message.empty() ? "" : ": " + t.message)));
         continue;
       }
-      const json tj = t.result.is_object() && t.result.contains("timing") ? t.result.at("timing") : json::object();
       const std::string key = timing_interval_key(c->kind);
-      if (!tj.contains(key) || !tj[key].is_object()) {
+      const std::optional<memlabs::RatioInterval>* measured =
+          t.timing ? memlabs::interval_named(*t.timing, key) : nullptr;
+      if (!measured || !*measured) {
         out.items.push_back(
             make_item(id, "fail", "the reference's timing at " + case_name + " has no " + key + " interval"));
         continue;
       }
-      out.items.push_back(margin_item(step, *c, tj[key].value("median", 0.0), o.required_margin));
+      out.items.push_back(margin_item(step, *c, (*measured)->median, o.required_margin));
     }
   }
   if (!session.global.verbose) {

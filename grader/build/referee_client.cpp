@@ -213,6 +213,14 @@ RunnerOutcome call_referee(const RefereeCall& call) {
                                std::to_string(out.result.is_object() ? out.result.value("protocol", 0) : 0) +
                                "): rebuild the course with this grader");
   note_referee_phases(out.result, started);
+  if (out.result.contains("timing")) {
+    try {
+      out.timing = out.result["timing"].get<memlabs::TimingReport>();
+    } catch (const std::exception& e) {
+      return fail("referee", std::string("the referee's timing report does not read as this grader's (") + e.what() +
+                                 "): rebuild the course with this grader");
+    }
+  }
   const std::string status = out.result.value("status", "failed");
   if (status == "ok") return out;
   const json failure = out.result.value("failure", json::object());

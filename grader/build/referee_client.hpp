@@ -8,10 +8,12 @@
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "child_process.hpp"
+#include "referee_protocol.hpp"
 #include "sandbox.hpp"
 
 namespace grader {
@@ -23,7 +25,8 @@ struct RunnerOutcome {
   std::string category = "ok";
   std::string message;  // one line for the student; empty when ok
   nlohmann::json result;
-  std::string stdout_head, stderr_head;  // what the submission's program printed, truncated
+  std::optional<memlabs::TimingReport> timing;  // a timing session's report, read from result["timing"]
+  std::string stdout_head, stderr_head;         // what the submission's program printed, truncated
   ChildResult child;
   bool ok() const { return category == "ok"; }
 };

@@ -70,13 +70,12 @@ std::pair<std::string, std::string> describe_timed_failure(const json& tf, const
 }
 
 // The timed check's verdict line: the measured interval against the threshold.
-std::string timing_summary(const Check& c, const memlabs::Interval& interval, const json& tj) {
+std::string timing_summary(const Check& c, const memlabs::RatioInterval& interval, const memlabs::TimingReport& t) {
   if (c.kind == CheckKind::speedup)
     return "speedup over the baseline at " + c.case_name + ": " + fixed(interval.median) + "× [" + fixed(interval.lo) +
            ", " + fixed(interval.hi) + "], needs ≥ " + fixed(c.min) + "×";
-  const std::string of = c.kind == CheckKind::fraction_of_library
-                             ? tj.value("library", std::string("the library")) + "'s speed"
-                             : std::string("memcpy bandwidth");
+  const std::string of = c.kind == CheckKind::fraction_of_library ? t.library.value_or("the library") + "'s speed"
+                                                                  : std::string("memcpy bandwidth");
   return "at " + c.case_name + ": " + fixed(100 * interval.median, 1) + " % of " + of + " [" +
          fixed(100 * interval.lo, 1) + ", " + fixed(100 * interval.hi, 1) + "], needs ≥ " + fixed(100 * c.min, 1) +
          " %";
@@ -84,28 +83,25 @@ std::string timing_summary(const Check& c, const memlabs::Interval& interval, co
 
 // What else the timing measured: bandwidths, the A/A ratio, the rounds, and
 // the scaling an interference allowance applied.
-std::vector<std::string> timing_details(const Check& c, const json& tj) {
+std::vector<std::string> timing_details(const Check& c, const memlabs::TimingReport& t) {
   std::vector<std::string> d;
-  const auto aa = tj.value("aa", json::object());
-  d.push_back("baseline " + fixed(tj.value("baseline_gbps", 0.0), 0) + " GB/s, yours " +
-              fixed(tj.value("candidate_gbps", 0.0), 0) + " GB/s" +
-              (tj.contains("memcpy_gbps") ? ", memcpy " + fixed(tj.value("memcpy_gbps", 0.0), 0) + " GB/s" : "") +
-              "; A/A " + fixed(aa.value("median", 0.0), 3) + " over " + std::to_string(tj.value("rounds", 0)) +
-              " rounds, " + std::to_string(tj.value("verified_launches", 0)) + " timed launches checked");
-  if (c.kind == CheckKind::speedup && tj.contains("interference") &&
-      tj["interference"].value("speedup_scale", 1.0) < 1.0)
-    d.push_back("the baseline ran " + fixed(tj["interference"].value("ratio", 0.0), 2) +
+  d.push_back("baseline " + fixed(t.baseline_gbps, 0) + " GB/s, yours " + fixed(t.candidate_gbps, 0) + " GB/s" +
+              (t.memcpy_gbps ? ", memcpy " + fixed(*t.memcpy_gbps, 0) + " GB/s" : "") + "; A/A " +
+              fixed(t.aa ? t.aa->median : 0.0, 3) + " over " + std::to_string(t.rounds) + " rounds, " +
+              std::to_string(t.verified_launches) + " timed launches checked");
+  if (c.kind == CheckKind::speedup && t.interference.speedup_scale < 1.0)
+    d.push_back("the baseline ran " + fixed(t.interference.ratio, 2) +
                 "× slower beside your program than alone: the speedup is scaled by " +
-                fixed(tj["interference"].value("speedup_scale", 1.0), 3) + " so that no more than 10 % of it counts");
-  if (tj.contains("candidate_gflops"))
-    d.push_back("baseline " + fixed(tj.value("baseline_gflops", 0.0), 0) + " GFLOP/s, yours " +
-                fixed(tj.value("candidate_gflops", 0.0), 0) + " GFLOP/s" +
-                (tj.contains("library_gflops") ? ", " + tj.value("library", std::string("library")) + " " +
-                                                     fixed(tj.value("library_gflops", 0.0), 0) + " GFLOP/s"
-                                               : std::string()));
-  if (c.kind != CheckKind::fraction_of_library && tj.contains("library_fraction") && tj["library_fraction"].is_object())
-    d.push_back("yours runs at " + fixed(100 * tj["library_fraction"].value("median", 0.0), 1) + " % of " +
-                tj.value("library", std::string("the library")) + "'s speed");
+                fixed(t.interference.speedup_scale, 3) + " so that no more than 10 % of it counts");
+  if (t.candidate_gflops)
+    d.push_back("baseline " + fixed(t.baseline_gflops.value_or(0.0), 0) + " GFLOP/s, yours " +
+                fixed(*t.candidate_gflops, 0) + " GFLOP/s" +
+                (t.library_gflops
+                     ? ", " + t.library.value_or("library") + " " + fixed(*t.library_gflops, 0) + " GFLOP/s"
+                     : std::string()));
+  if (c.kind != CheckKind::fraction_of_library && t.library_fraction)
+    d.push_back("yours runs at " + fixed(100 * t.library_fraction->median, 1) + " % of " +
+                t.library.value_or("the library") + "'s speed");
   return d;
 }
 
@@ -130,41 +126,42 @@ CheckResult LabGrader::check_timing(const Check& c) {
     if (t.result.is_object() && t.result.contains("failure")) r.data["failure"] = t.result["failure"];
     return r;
   }
-  const json& tj = t.result["timing"];
+  if (!t.timing) return failed(c, "the referee's timing session reported no times", "error");
+  const memlabs::TimingReport& tr = *t.timing;
   const bool library = c.kind == CheckKind::fraction_of_library;
-  const json& iv = tj[timing_interval_key(c.kind)];
   CheckResult r;
   r.kind = name_of(c.kind);
-  r.data = tj;
+  r.data = tr;
   r.data.erase("samples");
   if (t.category == "interference") {
-    const json& i = tj["interference"];
+    const memlabs::Interference& i = tr.interference;
     return failed(c,
-                  "the baseline ran " + fixed(i.value("ratio", 0.0), 2) + "× slower beside your program than alone (" +
-                      fixed(i.value("baseline_ms", 0.0), 3) + " ms against " +
-                      fixed(i.value("solo_baseline_ms", 0.0), 3) +
+                  "the baseline ran " + fixed(i.ratio, 2) + "× slower beside your program than alone (" +
+                      fixed(i.baseline_ms, 3) + " ms against " + fixed(i.solo_baseline_ms, 3) +
                       " ms): something kept the GPU busy between your requests, so these times are not used. If "
                       "your program starts no GPU work of its own outside the launcher, grade again",
                   "interference");
   }
-  if (iv.is_null())
+  const std::optional<memlabs::RatioInterval>* measured = memlabs::interval_named(tr, timing_interval_key(c.kind));
+  if (!measured || !*measured)
     return skipped(c, library ? "the driver has no library version to compare with (a course problem)"
                               : "no memcpy reference could be timed (not enough free GPU memory)");
+  const memlabs::RatioInterval& iv = **measured;
   memlabs::Interval interval;
-  interval.median = iv.value("median", 0.0);
-  interval.lo = iv.value("lo", 0.0);
-  interval.hi = iv.value("hi", 0.0);
-  interval.n = iv.value("n", 0ull);
+  interval.median = iv.median;
+  interval.lo = iv.lo;
+  interval.hi = iv.hi;
+  interval.n = iv.n;
   const auto decision = memlabs::decide_final(interval, c.min);
-  r.summary = timing_summary(c, interval, tj);
-  r.details = timing_details(c, tj);
+  r.summary = timing_summary(c, iv, tr);
+  r.details = timing_details(c, tr);
   r.status = decision.pass ? Outcome::pass : Outcome::fail;
   if (decision.noisy) {
     r.symptom = "noisy";
     r.details.push_back(
         "the interval still straddled the threshold after sampling more: decided on the median; the machine was noisy");
   }
-  if (auto why = implausible(tj)) {
+  if (auto why = implausible(tr)) {
     r.status = Outcome::fail;
     r.symptom = "implausibly_fast";
     r.summary = "faster than the hardware allows at " + c.case_name + ": " + *why + ". Does it do all the work?";

@@ -5,9 +5,10 @@
 // however the other numbers look.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+
+#include "referee_protocol.hpp"
 
 namespace grader {
 
@@ -15,7 +16,7 @@ inline constexpr double kCopyMargin = 1.15;    // timing noise allows a little a
 inline constexpr double kLibraryMargin = 1.5;  // a hand-written kernel may beat the library, not by this much
 inline constexpr double kPeakMargin = 1.05;    // the peak counts every lane busy every cycle
 
-// The sentence saying why, for a referee's "timing" object; nullopt when plausible.
-std::optional<std::string> implausible(const nlohmann::json& timing);
+// The sentence saying why, for a timing session's report; nullopt when plausible.
+std::optional<std::string> implausible(const memlabs::TimingReport& timing);
 
 }  // namespace grader

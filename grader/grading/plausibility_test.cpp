@@ -5,20 +5,25 @@
 namespace grader {
 namespace {
 
-using nlohmann::json;
+using memlabs::RatioInterval;
+using memlabs::TimingReport;
 
-json interval(double lo) { return {{"median", lo * 1.01}, {"lo", lo}, {"hi", lo * 1.02}, {"n", 20}}; }
+RatioInterval interval(double lo) { return {lo * 1.01, lo, lo * 1.02, 20}; }
 
 TEST(Plausibility, AnHonestResultPasses) {
-  const json t = {{"fraction", interval(0.93)},
-                  {"library_fraction", interval(1.02)},
-                  {"candidate_gflops", 40000.0},
-                  {"peak_gflops", 66900.0}};
+  TimingReport t;
+  t.fraction = interval(0.93);
+  t.library_fraction = interval(1.02);
+  t.candidate_gflops = 40000.0;
+  t.peak_gflops = 66900.0;
   EXPECT_FALSE(implausible(t));
 }
 
 TEST(Plausibility, FasterThanACopyOfTheSameBytesFails) {
-  const json t = {{"fraction", interval(1.3)}, {"candidate_gbps", 3900.0}, {"memcpy_gbps", 2900.0}};
+  TimingReport t;
+  t.fraction = interval(1.3);
+  t.candidate_gbps = 3900.0;
+  t.memcpy_gbps = 2900.0;
   const auto why = implausible(t);
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("3900 GB/s"), std::string::npos);
@@ -26,26 +31,35 @@ TEST(Plausibility, FasterThanACopyOfTheSameBytesFails) {
 }
 
 TEST(Plausibility, WithinTheCopyMarginPasses) {
-  EXPECT_FALSE(implausible({{"fraction", interval(kCopyMargin - 0.01)}}));
+  TimingReport t;
+  t.fraction = interval(kCopyMargin - 0.01);
+  EXPECT_FALSE(implausible(t));
 }
 
 TEST(Plausibility, FarFasterThanTheLibraryFails) {
-  const json t = {{"fraction", interval(0.1)}, {"library_fraction", interval(9.5)}, {"library", "cuBLAS"}};
+  TimingReport t;
+  t.fraction = interval(0.1);
+  t.library_fraction = interval(9.5);
+  t.library = "cuBLAS";
   const auto why = implausible(t);
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("cuBLAS"), std::string::npos);
 }
 
 TEST(Plausibility, MoreFlopsThanThePeakFails) {
-  const json t = {{"candidate_gflops", 90000.0}, {"peak_gflops", 66900.0}};
+  TimingReport t;
+  t.candidate_gflops = 90000.0;
+  t.peak_gflops = 66900.0;
   const auto why = implausible(t);
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("peak"), std::string::npos);
 }
 
 TEST(Plausibility, NoPeakKnownSaysNothingAboutFlops) {
-  EXPECT_FALSE(implausible({{"candidate_gflops", 1e9}, {"peak_gflops", 0.0}}));
-  EXPECT_FALSE(implausible(json(nullptr)));
+  TimingReport t;
+  t.candidate_gflops = 1e9;
+  EXPECT_FALSE(implausible(t));
+  EXPECT_FALSE(implausible(TimingReport{}));
 }
 
 }  // namespace

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "referee_protocol.hpp"
+
 namespace grader {
 namespace {
 
@@ -598,6 +600,15 @@ TEST(TimedKinds, NameTheirIntervalAndDecisionAsTheRefereeDoes) {
   EXPECT_EQ(timing_decide_name(CheckKind::speedup), "speedup");
   EXPECT_EQ(timing_decide_name(CheckKind::fraction_of_peak), "fraction");
   EXPECT_EQ(timing_decide_name(CheckKind::fraction_of_library), "library");
+}
+
+TEST(TimedKinds, EveryIntervalKeyNamesAnIntervalOfTheSharedTimingReport) {
+  // common/referee_protocol.hpp: the struct the referee writes and the grader reads.
+  const memlabs::TimingReport report;
+  for (const auto& traits : check_kinds()) {
+    if (!traits.timed) continue;
+    EXPECT_NE(memlabs::interval_named(report, traits.interval_key), nullptr) << traits.name;
+  }
 }
 
 TEST(CheckKinds, OneTableSaysEverythingAboutEachKind) {

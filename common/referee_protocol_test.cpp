@@ -1,0 +1,83 @@
+#include "referee_protocol.hpp"
+
+#include <gtest/gtest.h>
+
+namespace memlabs {
+namespace {
+
+using nlohmann::json;
+
+TimingReport a_report() {
+  TimingReport t;
+  t.rounds = 6;
+  t.batch = 11;
+  t.baseline_batch = 2;
+  t.warmup_ms = 188.4;
+  t.decided_early = true;
+  t.bytes_moved = 536870912;
+  t.baseline_ms = 1.30;
+  t.candidate_ms = 0.195;
+  t.baseline_gbps = 412;
+  t.candidate_gbps = 2747;
+  t.speedup = RatioInterval{6.68, 6.52, 6.85, 6};
+  t.aa = RatioInterval{1.02, 0.96, 1.04, 6};
+  t.fraction = RatioInterval{0.91, 0.906, 0.93, 6};
+  t.memcpy_ms = 0.179;
+  t.memcpy_gbps = 2990;
+  t.speedup_samples = {6.5, 6.7, 6.8};
+  t.interference = {1.28, 1.30, 1.016, 1.10, 1.0};
+  return t;
+}
+
+TEST(RefereeProtocol, ATimingReportReadsBackAsItWasWritten) {
+  const TimingReport t = a_report();
+  const json j = t;
+  const TimingReport back = j.get<TimingReport>();
+  EXPECT_EQ(json(back), j);
+  EXPECT_EQ(back.rounds, 6u);
+  EXPECT_TRUE(back.decided_early);
+  ASSERT_TRUE(back.speedup);
+  EXPECT_DOUBLE_EQ(back.speedup->lo, 6.52);
+  EXPECT_FALSE(back.library) << "no library was timed";
+  EXPECT_FALSE(j.contains("library_fraction")) << "written only where a library was timed";
+  EXPECT_DOUBLE_EQ(back.interference.ratio, 1.016);
+}
+
+TEST(RefereeProtocol, AnIntervalWithNoSamplesTravelsAsNull) {
+  TimingReport t = a_report();
+  t.fraction.reset();  // no copy fitted in memory
+  const json j = t;
+  EXPECT_TRUE(j.at("fraction").is_null());
+  EXPECT_FALSE(j.get<TimingReport>().fraction);
+}
+
+TEST(RefereeProtocol, AMissingKeyIsAnErrorThatNamesIt) {
+  for (const char* key : {"rounds", "decided_early", "speedup", "interference", "samples"}) {
+    json j = a_report();
+    j.erase(key);
+    try {
+      (void)j.get<TimingReport>();
+      ADD_FAILURE() << "read without " << key;
+    } catch (const json::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(RefereeProtocol, AValueOfTheWrongTypeIsAnError) {
+  json j = a_report();
+  j["rounds"] = "six";
+  EXPECT_THROW((void)j.get<TimingReport>(), json::exception);
+}
+
+TEST(RefereeProtocol, ATimedCheckFindsItsIntervalByName) {
+  const TimingReport t = a_report();
+  ASSERT_NE(interval_named(t, "speedup"), nullptr);
+  EXPECT_DOUBLE_EQ((*interval_named(t, "speedup"))->median, 6.68);
+  EXPECT_DOUBLE_EQ((*interval_named(t, "fraction"))->median, 0.91);
+  EXPECT_FALSE(*interval_named(t, "library_fraction"));
+  EXPECT_EQ(interval_named(t, "latency"), nullptr);
+}
+
+}  // namespace
+}  // namespace memlabs
