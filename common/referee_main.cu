@@ -101,17 +101,19 @@ std::vector<std::vector<unsigned char>> read_inputs(const Problem& p) {
   return copies;
 }
 
-json output_json(const Output& o, const OutputSnapshot& s) {
-  return {{"name", o.name()},
-          {"dtype", dtype_name(o.type())},
-          {"count", o.count()},
-          {"dims", o.dims()},
-          {"rtol", o.tolerance().rtol},
-          {"atol", o.tolerance().atol},
-          {"unwritten", s.unwritten},
-          {"first_unwritten", format_index(s.first_unwritten, o.dims())},
-          {"guard_before_intact", s.guard_before_intact},
-          {"guard_after_intact", s.guard_after_intact}};
+OutputReport output_report(const Output& o, const OutputSnapshot& s) {
+  OutputReport r;
+  r.name = o.name();
+  r.dtype = dtype_name(o.type());
+  r.count = o.count();
+  r.dims = o.dims();
+  r.rtol = o.tolerance().rtol;
+  r.atol = o.tolerance().atol;
+  r.unwritten = s.unwritten;
+  r.first_unwritten = format_index(s.first_unwritten, o.dims());
+  r.guard_before_intact = s.guard_before_intact;
+  r.guard_after_intact = s.guard_after_intact;
+  return r;
 }
 
 bool clean(const OutputSnapshot& s) { return s.unwritten == 0 && s.guard_before_intact && s.guard_after_intact; }
@@ -136,8 +138,9 @@ class CaseRunner {
     return snaps;
   }
 
-  json run_case(const std::string& name, int set) {
-    json c = {{"case", name}, {"status", "running"}};
+  CaseReport run_case(const std::string& name, int set) {
+    CaseReport c;
+    c.name = name;
     auto p = open_shared(lab_, name, set, worker_, a_.timeout_s, "worker");
     p->fill(a_.seed, a_.seed);
     CUDA_CHECK(cudaDeviceSynchronize());
@@ -147,17 +150,13 @@ class CaseRunner {
 
     // Inputs are read-only: a kernel that writes into one (through a cast)
     // may still produce the right output, so they are compared, not trusted.
-    json modified = json::array();
     const auto inputs_after = read_inputs(*p);
     const auto inputs = p->inputs();
     for (std::size_t k = 0; k < inputs.size(); ++k)
-      if (inputs_after[k] != inputs_before[k]) modified.push_back(inputs[k].name);
-    c["modified_inputs"] = modified;
+      if (inputs_after[k] != inputs_before[k]) c.modified_inputs.push_back(inputs[k].name);
     // And nothing is written just before or after one (shared_memory.cuh's guard zones).
-    json written_around = json::array();
     for (const auto& in : inputs)
-      if (!guard_zones_intact(in.data)) written_around.push_back(in.name);
-    c["written_around_inputs"] = written_around;
+      if (!guard_zones_intact(in.data)) c.written_around_inputs.push_back(in.name);
 
     const auto expected = p->oracle();
     auto outputs = p->outputs();
@@ -165,23 +164,20 @@ class CaseRunner {
       throw std::logic_error("the driver's oracle gives " + std::to_string(expected.size()) + " outputs for " +
                              std::to_string(outputs.size()));
     bool all_clean = true, all_match = true;
-    c["outputs"] = json::array();
     for (std::size_t k = 0; k < outputs.size(); ++k) {
       const Output& o = *outputs[k];
-      json oj = output_json(o, snaps[k]);
+      OutputReport r = output_report(o, snaps[k]);
       if (expected[k].size() != o.count())
         throw std::logic_error("the oracle's output " + o.name() + " has another size");
       const auto cmp = compare_values(DType::f64, expected[k].data(), o.type(), snaps[k].bytes.data(), o.count(),
                                       o.dims(), o.tolerance());
-      oj["mismatches"] = cmp.mismatches;
-      oj["max_abs_error"] = value_json(cmp.max_abs_error);
-      oj["max_rel_error"] = value_json(cmp.max_rel_error);
-      oj["first"] = json::array();
-      for (const auto& m : cmp.first)
-        oj["first"].push_back({{"where", m.where}, {"expected", value_json(m.expected)}, {"got", value_json(m.got)}});
+      r.mismatches = cmp.mismatches;
+      r.max_abs_error = value_json(cmp.max_abs_error);
+      r.max_rel_error = value_json(cmp.max_rel_error);
+      for (const auto& m : cmp.first) r.first.push_back({m.where, value_json(m.expected), value_json(m.got)});
       all_clean = all_clean && clean(snaps[k]);
       all_match = all_match && cmp.ok();
-      c["outputs"].push_back(oj);
+      c.outputs.push_back(std::move(r));
     }
     // A wrong result that changes from run to run is a race, not a wrong formula.
     if (!all_match) {
@@ -191,7 +187,7 @@ class CaseRunner {
         const auto cmp = compare_values(o.type(), snaps[k].bytes.data(), o.type(), again[k].bytes.data(), o.count(),
                                         o.dims(), o.tolerance());
         if (!cmp.ok()) {
-          c["rerun"] = {{"output", o.name()}, {"changed", cmp.mismatches}, {"count", o.count()}};
+          c.rerun = Rerun{o.name(), cmp.mismatches, o.count()};
           break;
         }
       }
@@ -203,11 +199,10 @@ class CaseRunner {
       for (const auto& f : facts)
         if (f.is_object())
           reported.push_back({f.value("name", std::string()), f.value("ok", false), f.value("detail", std::string())});
-      c["facts"] = json::array();
-      for (const auto& f : p->judge(reported))
-        c["facts"].push_back({{"name", f.name}, {"ok", f.ok}, {"detail", f.detail}});
+      c.facts.emplace();
+      for (const auto& f : p->judge(reported)) c.facts->push_back({f.name, f.ok, f.detail});
     }
-    c["status"] = !all_clean ? "bad_output" : !all_match ? "mismatch" : "ok";
+    c.status = !all_clean ? "bad_output" : !all_match ? "mismatch" : "ok";
     problems_.push_back(std::move(p));  // the worker keeps its view of the buffers until the end
     return c;
   }

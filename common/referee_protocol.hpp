@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -52,6 +53,50 @@ struct TimingReport {
   std::optional<std::string> library;
   std::vector<double> speedup_samples, fraction_samples, aa_samples;  // per round
   Interference interference;
+};
+
+// ---- the correctness run (result["cases"], one a case) ----
+
+// One of the first elements that differ: where, and the two values as value_json writes them.
+struct MismatchAt {
+  std::string where;
+  nlohmann::json expected, got;
+};
+
+// One output of a case as the referee read it back and compared it with the oracle.
+struct OutputReport {
+  std::string name, dtype;
+  std::size_t count = 0, unwritten = 0, mismatches = 0;
+  std::vector<std::int64_t> dims;
+  double rtol = 0, atol = 0;
+  std::string first_unwritten;
+  bool guard_before_intact = true, guard_after_intact = true;
+  nlohmann::json max_abs_error, max_rel_error;  // value_json
+  std::vector<MismatchAt> first;
+};
+
+// A second run with the same inputs that gave another result.
+struct Rerun {
+  std::string output;
+  std::size_t changed = 0, count = 0;
+};
+
+struct FactReport {
+  std::string name;
+  bool ok = false;
+  std::string detail;
+};
+
+// A case of the correctness run. Its status is "running" until it finishes
+// (then nothing else is known: the program stopped in it), and then "ok",
+// "mismatch" or "bad_output".
+struct CaseReport {
+  std::string name, status = "running";
+  std::vector<OutputReport> outputs;
+  std::vector<std::string> modified_inputs, written_around_inputs;
+  std::optional<Rerun> rerun;
+  std::optional<std::vector<FactReport>> facts;  // only for the cases asked with --facts
+  bool finished() const { return status != "running"; }
 };
 
 // The interval a timed check reads, by its name in the report ("speedup",
@@ -192,6 +237,87 @@ inline void from_json(const nlohmann::json& j, TimingReport& t) {
   get_optional(j, "baseline_gflops", t.baseline_gflops);
   get_optional(j, "candidate_gflops", t.candidate_gflops);
   get_optional(j, "library_gflops", t.library_gflops);
+}
+
+inline void to_json(nlohmann::json& j, const MismatchAt& m) {
+  j = {{"where", m.where}, {"expected", m.expected}, {"got", m.got}};
+}
+inline void from_json(const nlohmann::json& j, MismatchAt& m) {
+  j.at("where").get_to(m.where);
+  m.expected = j.at("expected");
+  m.got = j.at("got");
+}
+
+inline void to_json(nlohmann::json& j, const OutputReport& o) {
+  j = {{"name", o.name},
+       {"dtype", o.dtype},
+       {"count", o.count},
+       {"dims", o.dims},
+       {"rtol", o.rtol},
+       {"atol", o.atol},
+       {"unwritten", o.unwritten},
+       {"first_unwritten", o.first_unwritten},
+       {"guard_before_intact", o.guard_before_intact},
+       {"guard_after_intact", o.guard_after_intact},
+       {"mismatches", o.mismatches},
+       {"max_abs_error", o.max_abs_error},
+       {"max_rel_error", o.max_rel_error},
+       {"first", o.first}};
+}
+inline void from_json(const nlohmann::json& j, OutputReport& o) {
+  j.at("name").get_to(o.name);
+  j.at("dtype").get_to(o.dtype);
+  j.at("count").get_to(o.count);
+  j.at("dims").get_to(o.dims);
+  j.at("rtol").get_to(o.rtol);
+  j.at("atol").get_to(o.atol);
+  j.at("unwritten").get_to(o.unwritten);
+  j.at("first_unwritten").get_to(o.first_unwritten);
+  j.at("guard_before_intact").get_to(o.guard_before_intact);
+  j.at("guard_after_intact").get_to(o.guard_after_intact);
+  j.at("mismatches").get_to(o.mismatches);
+  o.max_abs_error = j.at("max_abs_error");
+  o.max_rel_error = j.at("max_rel_error");
+  j.at("first").get_to(o.first);
+}
+
+inline void to_json(nlohmann::json& j, const Rerun& r) {
+  j = {{"output", r.output}, {"changed", r.changed}, {"count", r.count}};
+}
+inline void from_json(const nlohmann::json& j, Rerun& r) {
+  j.at("output").get_to(r.output);
+  j.at("changed").get_to(r.changed);
+  j.at("count").get_to(r.count);
+}
+
+inline void to_json(nlohmann::json& j, const FactReport& f) {
+  j = {{"name", f.name}, {"ok", f.ok}, {"detail", f.detail}};
+}
+inline void from_json(const nlohmann::json& j, FactReport& f) {
+  j.at("name").get_to(f.name);
+  j.at("ok").get_to(f.ok);
+  j.at("detail").get_to(f.detail);
+}
+
+inline void to_json(nlohmann::json& j, const CaseReport& c) {
+  j = {{"case", c.name}, {"status", c.status}};
+  if (!c.finished()) return;
+  j["outputs"] = c.outputs;
+  j["modified_inputs"] = c.modified_inputs;
+  j["written_around_inputs"] = c.written_around_inputs;
+  protocol_detail::put_if(j, "rerun", c.rerun);
+  protocol_detail::put_if(j, "facts", c.facts);
+}
+// A finished case must carry every part; a running one only its name.
+inline void from_json(const nlohmann::json& j, CaseReport& c) {
+  j.at("case").get_to(c.name);
+  j.at("status").get_to(c.status);
+  if (!c.finished()) return;
+  j.at("outputs").get_to(c.outputs);
+  j.at("modified_inputs").get_to(c.modified_inputs);
+  j.at("written_around_inputs").get_to(c.written_around_inputs);
+  protocol_detail::get_optional(j, "rerun", c.rerun);
+  protocol_detail::get_optional(j, "facts", c.facts);
 }
 
 }  // namespace memlabs

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace memlabs {
 namespace {
 
@@ -77,6 +79,52 @@ TEST(RefereeProtocol, ATimedCheckFindsItsIntervalByName) {
   EXPECT_DOUBLE_EQ((*interval_named(t, "fraction"))->median, 0.91);
   EXPECT_FALSE(*interval_named(t, "library_fraction"));
   EXPECT_EQ(interval_named(t, "latency"), nullptr);
+}
+
+CaseReport a_case() {
+  CaseReport c;
+  c.name = "1000x777";
+  c.status = "mismatch";
+  OutputReport o;
+  o.name = "out";
+  o.dtype = "f32";
+  o.count = 777000;
+  o.dims = {1000, 777};
+  o.mismatches = 3;
+  o.max_abs_error = value_json(std::nan(""));
+  o.max_rel_error = 0.5;
+  o.first = {{"[0, 3]", 1.5, value_json(std::nan(""))}};
+  c.outputs = {o};
+  c.rerun = Rerun{"out", 2, 777000};
+  return c;
+}
+
+TEST(RefereeProtocol, ACaseReadsBackAsItWasWrittenNaNsIncluded) {
+  const json j = a_case();
+  const CaseReport back = j.get<CaseReport>();
+  EXPECT_EQ(json(back), j);
+  ASSERT_EQ(back.outputs.size(), 1u);
+  EXPECT_EQ(back.outputs[0].first[0].got, "nan");
+  EXPECT_EQ(back.outputs[0].dims, (std::vector<std::int64_t>{1000, 777}));
+  ASSERT_TRUE(back.rerun);
+  EXPECT_EQ(back.rerun->changed, 2u);
+  EXPECT_FALSE(back.facts) << "facts only for the cases asked with --facts";
+}
+
+TEST(RefereeProtocol, ACaseTheProgramStoppedInCarriesOnlyItsName) {
+  const json j = {{"case", "33x4097"}, {"status", "running"}};
+  const CaseReport c = j.get<CaseReport>();
+  EXPECT_FALSE(c.finished());
+  EXPECT_EQ(json(c), j);
+}
+
+TEST(RefereeProtocol, AFinishedCaseWithoutItsOutputsIsAnError) {
+  json j = a_case();
+  j.erase("outputs");
+  EXPECT_THROW((void)j.get<CaseReport>(), json::exception);
+  json k = a_case();
+  k["outputs"][0].erase("guard_after_intact");
+  EXPECT_THROW((void)k.get<CaseReport>(), json::exception);
 }
 
 }  // namespace

@@ -213,13 +213,15 @@ RunnerOutcome call_referee(const RefereeCall& call) {
                                std::to_string(out.result.is_object() ? out.result.value("protocol", 0) : 0) +
                                "): rebuild the course with this grader");
   note_referee_phases(out.result, started);
-  if (out.result.contains("timing")) {
-    try {
-      out.timing = out.result["timing"].get<memlabs::TimingReport>();
-    } catch (const std::exception& e) {
-      return fail("referee", std::string("the referee's timing report does not read as this grader's (") + e.what() +
-                                 "): rebuild the course with this grader");
-    }
+  // The typed parts of the document (common/referee_protocol.hpp): a key the
+  // referee did not write is named here, never read as a default.
+  try {
+    if (out.result.contains("timing")) out.timing = out.result["timing"].get<memlabs::TimingReport>();
+    if (out.result.value("mode", "") == "run" && out.result.contains("cases"))
+      out.cases = out.result["cases"].get<std::vector<memlabs::CaseReport>>();
+  } catch (const std::exception& e) {
+    return fail("referee", std::string("the referee's result does not read as this grader's protocol (") + e.what() +
+                               "): rebuild the course with this grader");
   }
   const std::string status = out.result.value("status", "failed");
   if (status == "ok") return out;

@@ -26,6 +26,7 @@ struct RunnerOutcome {
   std::string message;  // one line for the student; empty when ok
   nlohmann::json result;
   std::optional<memlabs::TimingReport> timing;  // a timing session's report, read from result["timing"]
+  std::vector<memlabs::CaseReport> cases;       // a correctness run's cases, read from result["cases"]
   std::string stdout_head, stderr_head;         // what the submission's program printed, truncated
   ChildResult child;
   bool ok() const { return category == "ok"; }

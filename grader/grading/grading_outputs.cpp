@@ -16,43 +16,42 @@ namespace grader {
 
 namespace {
 
-const json* find_case(const json& result, const std::string& name) {
-  if (!result.is_object() || !result.contains("cases") || !result["cases"].is_array()) return nullptr;
-  for (const auto& c : result["cases"])
-    if (c.value("case", "") == name) return &c;
+using memlabs::CaseReport;
+using memlabs::OutputReport;
+
+const CaseReport* find_case(const std::vector<CaseReport>& cases, const std::string& name) {
+  for (const auto& c : cases)
+    if (c.name == name) return &c;
   return nullptr;
 }
 
 // What is wrong with an output the referee checked: unwritten elements or broken guards.
-std::optional<std::pair<std::string, std::string>> output_problem(const json& out) {
-  const std::string name = out.value("name", "out");
-  if (!out.value("guard_after_intact", true))
-    return std::make_pair("wrote past the end of `" + name + "` (the guard zone after it was overwritten)",
+std::optional<std::pair<std::string, std::string>> output_problem(const OutputReport& out) {
+  if (!out.guard_after_intact)
+    return std::make_pair("wrote past the end of `" + out.name + "` (the guard zone after it was overwritten)",
                           std::string("canary"));
-  if (!out.value("guard_before_intact", true))
-    return std::make_pair("wrote before the start of `" + name + "` (the guard zone before it was overwritten)",
+  if (!out.guard_before_intact)
+    return std::make_pair("wrote before the start of `" + out.name + "` (the guard zone before it was overwritten)",
                           std::string("canary"));
-  const auto unwritten = out.value("unwritten", 0ull);
-  if (unwritten > 0)
-    return std::make_pair(std::to_string(unwritten) + " of " + std::to_string(out.value("count", 0ull)) +
-                              " elements of `" + name + "` were never written (first at " +
-                              out.value("first_unwritten", std::string("?")) + ")",
+  if (out.unwritten > 0)
+    return std::make_pair(std::to_string(out.unwritten) + " of " + std::to_string(out.count) + " elements of `" +
+                              out.name + "` were never written (first at " + out.first_unwritten + ")",
                           std::string("unwritten"));
   return std::nullopt;
 }
 
 // True when one of the first mismatches is a NaN where the reference has a number.
-bool nan_where_a_number_was_expected(const json& first) {
+bool nan_where_a_number_was_expected(const std::vector<memlabs::MismatchAt>& first) {
   const auto is_nan = [](const json& v) { return v.is_null() || (v.is_string() && v.get<std::string>() == "nan"); };
   for (const auto& mm : first)
-    if (mm.is_object() && is_nan(mm.value("got", json())) && !is_nan(mm.value("expected", json()))) return true;
+    if (is_nan(mm.got) && !is_nan(mm.expected)) return true;
   return false;
 }
 
 // True when every dimension of every output is a whole number of 32-wide tiles.
-bool tile_aligned(const json& outputs) {
+bool tile_aligned(const std::vector<OutputReport>& outputs) {
   for (const auto& o : outputs)
-    for (const auto& d : o.value("dims", std::vector<std::int64_t>{}))
+    for (const auto d : o.dims)
       if (d <= 0 || d % 32 != 0) return false;
   return !outputs.empty();
 }
@@ -101,31 +100,27 @@ namespace {
 
 // The first output of a case that differs from the expected result: how many
 // elements, the first few, and whether a second run changed it (a race).
-CheckResult mismatch_in(const Check& c, const std::string& name, const json& got, const json& output) {
-  const auto mismatches = output.value("mismatches", 0ull);
+CheckResult mismatch_in(const Check& c, const CaseReport& got, const OutputReport& output) {
   CheckResult m;
   m.kind = name_of(c.kind);
   m.status = Outcome::fail;
-  m.summary = "case " + name + ": " + std::to_string(mismatches) + " of " +
-              std::to_string(output.value("count", 0ull)) + " elements of `" + output.value("name", "") +
-              "` differ from the expected result";
-  for (const auto& mm : output.value("first", json::array()))
-    m.details.push_back("at " + mm.value("where", std::string("?")) + ": expected " +
-                        value_text(mm.value("expected", json())) + ", got " + value_text(mm.value("got", json())));
-  if (nan_where_a_number_was_expected(output.value("first", json::array())))
+  m.summary = "case " + got.name + ": " + std::to_string(output.mismatches) + " of " + std::to_string(output.count) +
+              " elements of `" + output.name + "` differ from the expected result";
+  for (const auto& mm : output.first)
+    m.details.push_back("at " + mm.where + ": expected " + value_text(mm.expected) + ", got " + value_text(mm.got));
+  if (nan_where_a_number_was_expected(output.first))
     m.details.push_back(
         "a NaN where a number was expected: the bytes just before and after every input read as NaN, so "
         "this is most often a read outside an input (an index off by one, or a vector load that reaches "
         "past the end)");
-  m.data = {{"case", name}, {"mismatches", mismatches}, {"count", output.value("count", 0ull)}};
+  m.data = {{"case", got.name}, {"mismatches", output.mismatches}, {"count", output.count}};
   m.symptom = "mismatch";
   // A result that changes from run to run is a race, not a wrong formula.
-  if (got.contains("rerun") && got["rerun"].is_object()) {
-    const json& rr = got["rerun"];
+  if (got.rerun) {
     m.symptom = "nondeterministic";
     m.details.push_back("a second run with the same inputs gave a different result (" +
-                        std::to_string(rr.value("changed", 0ull)) + " of " + std::to_string(rr.value("count", 0ull)) +
-                        " elements of `" + rr.value("output", std::string()) +
+                        std::to_string(got.rerun->changed) + " of " + std::to_string(got.rerun->count) +
+                        " elements of `" + got.rerun->output +
                         "` changed): some threads read values before others wrote them");
   }
   return m;
@@ -134,16 +129,16 @@ CheckResult mismatch_in(const Check& c, const std::string& name, const json& got
 }  // namespace
 
 // A case whose program changed an input or wrote just outside one.
-std::optional<CheckResult> LabGrader::inputs_touched(const Check& c, const std::string& name, const json& got) {
-  const auto modified = got.value("modified_inputs", std::vector<std::string>{});
-  if (!modified.empty())
-    return failed(
-        c, "case " + name + ": your program changed its input `" + join(modified, "`, `") + "` (inputs are read-only)",
-        "modified_input");
-  const auto written_around = got.value("written_around_inputs", std::vector<std::string>{});
-  if (!written_around.empty())
+std::optional<CheckResult> LabGrader::inputs_touched(const Check& c, const memlabs::CaseReport& got) {
+  if (!got.modified_inputs.empty())
     return failed(c,
-                  "case " + name + ": your program wrote outside its input `" + join(written_around, "`, `") +
+                  "case " + got.name + ": your program changed its input `" + join(got.modified_inputs, "`, `") +
+                      "` (inputs are read-only)",
+                  "modified_input");
+  if (!got.written_around_inputs.empty())
+    return failed(c,
+                  "case " + got.name + ": your program wrote outside its input `" +
+                      join(got.written_around_inputs, "`, `") +
                       "` (the guard zone just before or after it was overwritten)",
                   "canary");
   return std::nullopt;
@@ -175,13 +170,13 @@ CheckResult LabGrader::check_correct(const Check& c) {
   std::optional<CheckResult> first_mismatch;
   bool mismatches_all_unaligned = true;
   for (const auto& name : c.cases) {
-    const json* got = find_case(student_run_.result, name);
-    if (!got || got->value("status", "") == "running") {
+    const memlabs::CaseReport* got = find_case(student_run_.cases, name);
+    if (!got || !got->finished()) {
       if (first_mismatch) break;  // the earlier case's mismatch is the first thing wrong
       return case_did_not_run(c, name);
     }
-    if (auto touched = inputs_touched(c, name, *got); touched && !first_mismatch) return *touched;
-    const json outputs = got->value("outputs", json::array());
+    if (auto touched = inputs_touched(c, *got); touched && !first_mismatch) return *touched;
+    const std::vector<OutputReport>& outputs = got->outputs;
     bool case_ok = true;
     for (const auto& g : outputs) {
       if (auto problem = output_problem(g)) {
@@ -191,10 +186,9 @@ CheckResult LabGrader::check_correct(const Check& c) {
         r.symptom = problem->second;
         return r;
       }
-      const auto mismatches = g.value("mismatches", 0ull);
-      if (mismatches == 0) continue;
+      if (g.mismatches == 0) continue;
       case_ok = false;
-      if (!first_mismatch) first_mismatch = mismatch_in(c, name, *got, g);
+      if (!first_mismatch) first_mismatch = mismatch_in(c, *got, g);
       break;
     }
     if (case_ok) {
@@ -224,10 +218,10 @@ CheckResult LabGrader::check_correct(const Check& c) {
 
 std::optional<double> LabGrader::output_elements(const std::string& case_name) {
   run_correctness();
-  const json* got = find_case(student_run_.result, case_name);
-  if (!got || !got->contains("outputs") || !(*got)["outputs"].is_array()) return std::nullopt;
+  const memlabs::CaseReport* got = find_case(student_run_.cases, case_name);
+  if (!got || !got->finished()) return std::nullopt;
   double elements = 0;
-  for (const auto& o : (*got)["outputs"]) elements += o.value("count", 0.0);
+  for (const auto& o : got->outputs) elements += static_cast<double>(o.count);
   if (elements > 0) return elements;
   return std::nullopt;
 }
@@ -235,17 +229,16 @@ std::optional<double> LabGrader::output_elements(const std::string& case_name) {
 CheckResult LabGrader::check_api(const Check& c) {
   if (auto why = gpu_unavailable()) return skipped(c, *why);
   run_correctness();
-  const json* got = find_case(student_run_.result, c.case_name);
-  if (!got || got->value("status", "") == "running")
+  const memlabs::CaseReport* got = find_case(student_run_.cases, c.case_name);
+  if (!got || !got->finished())
     return failed(c, student_run_.message.empty() ? "case " + c.case_name + " did not run" : student_run_.message,
                   student_run_.category == "ok" ? "error" : student_run_.category);
   CheckResult r;
   r.kind = name_of(c.kind);
   std::vector<std::string> good;
-  std::map<std::string, const json*> reported;
-  static const json kNoFacts = json::array();
-  const json& facts = got->contains("facts") && (*got)["facts"].is_array() ? (*got)["facts"] : kNoFacts;
-  for (const auto& f : facts) reported[f.value("name", "")] = &f;
+  std::map<std::string, const memlabs::FactReport*> reported;
+  const std::vector<memlabs::FactReport> facts = got->facts.value_or(std::vector<memlabs::FactReport>{});
+  for (const auto& f : facts) reported[f.name] = &f;
   std::vector<std::string> wanted = c.facts;
   if (wanted.empty())
     for (const auto& [name, _] : reported) wanted.push_back(name);
@@ -254,9 +247,9 @@ CheckResult LabGrader::check_api(const Check& c) {
     if (it == reported.end()) {
       r.status = Outcome::fail;
       r.details.push_back(name + ": not reported by the driver (a course problem)");
-    } else if (!it->second->value("ok", false)) {
+    } else if (!it->second->ok) {
       r.status = Outcome::fail;
-      r.details.push_back(name + ": " + it->second->value("detail", std::string("does not hold")));
+      r.details.push_back(name + ": " + (it->second->detail.empty() ? "does not hold" : it->second->detail));
     } else {
       good.push_back(name);
     }

@@ -38,8 +38,7 @@ class LabGrader {
   CheckResult check_ptxas(const Check& c);
   CheckResult check_correct(const Check& c);
   CheckResult case_did_not_run(const Check& c, const std::string& case_name);
-  static std::optional<CheckResult> inputs_touched(const Check& c, const std::string& case_name,
-                                                   const nlohmann::json& result);
+  static std::optional<CheckResult> inputs_touched(const Check& c, const memlabs::CaseReport& got);
   CheckResult check_timing(const Check& c);
   CheckResult check_api(const Check& c);
   CheckResult check_ncu(const Check& c);
