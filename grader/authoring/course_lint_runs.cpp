@@ -268,6 +268,14 @@ void lint_solution_on_gpu(Session& session, const LabSources& s, const GpuLintOp
   note_progress(session, out.items.back(), solution_since);
 }
 
+// What the margin lint decides is the margin, not the threshold: the session
+// may stop early only once every interval is clear of threshold × margin.
+void add_margin_decisions(RefereeCall& rc, const std::vector<std::pair<int, const Check*>>& checks,
+                          double required_margin) {
+  for (const auto& [step, c] : checks)
+    rc.args.insert(rc.args.end(), {"--decide", timing_decide_name(c->kind) + ":" + fixed(c->min * required_margin, 4)});
+}
+
 // Every timed threshold against the reference's own timing, case by case.
 void lint_margins(Session& session, const LabSources& s, const GpuLintOptions& o, LabLint& out) {
   const Manifest& m = *s.manifest;
@@ -294,11 +302,7 @@ void lint_margins(Session& session, const LabSources& s, const GpuLintOptions& o
     rc.referee = builds[0].referee;
     rc.worker = builds[0].worker;
     make_timing_call(rc, case_name, seed, o.cap_s, m.timeout_s);
-    // What this lint decides is the margin, not the threshold: the session may
-    // stop early only once every interval is clear of threshold × margin.
-    for (const auto& [step, c] : checks)
-      rc.args.insert(rc.args.end(),
-                     {"--decide", timing_decide_name(c->kind) + ":" + fixed(c->min * o.required_margin, 4)});
+    add_margin_decisions(rc, checks, o.required_margin);
     rc.work_dir = run_dir / case_name;
     rc.who = "the reference";
     // A GPU disturbed while the reference ran (another process's work, a clock

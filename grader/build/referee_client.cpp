@@ -164,6 +164,20 @@ void note_referee_phases(const json& result, std::chrono::steady_clock::time_poi
   }
 }
 
+// The typed parts of the document (common/referee_protocol.hpp): a key the
+// referee did not write is named in the sentence returned, never read as a default.
+std::optional<std::string> read_typed_parts(RunnerOutcome& out) {
+  try {
+    if (out.result.contains("timing")) out.timing = out.result["timing"].get<memlabs::TimingReport>();
+    if (out.result.value("mode", "") == "run" && out.result.contains("cases"))
+      out.cases = out.result["cases"].get<std::vector<memlabs::CaseReport>>();
+  } catch (const std::exception& e) {
+    return "the referee's result does not read as this grader's protocol (" + std::string(e.what()) +
+           "): rebuild the course with this grader";
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 RunnerOutcome call_referee(const RefereeCall& call) {
@@ -213,16 +227,7 @@ RunnerOutcome call_referee(const RefereeCall& call) {
                                std::to_string(out.result.is_object() ? out.result.value("protocol", 0) : 0) +
                                "): rebuild the course with this grader");
   note_referee_phases(out.result, started);
-  // The typed parts of the document (common/referee_protocol.hpp): a key the
-  // referee did not write is named here, never read as a default.
-  try {
-    if (out.result.contains("timing")) out.timing = out.result["timing"].get<memlabs::TimingReport>();
-    if (out.result.value("mode", "") == "run" && out.result.contains("cases"))
-      out.cases = out.result["cases"].get<std::vector<memlabs::CaseReport>>();
-  } catch (const std::exception& e) {
-    return fail("referee", std::string("the referee's result does not read as this grader's protocol (") + e.what() +
-                               "): rebuild the course with this grader");
-  }
+  if (auto problem = read_typed_parts(out)) return fail("referee", *problem);
   const std::string status = out.result.value("status", "failed");
   if (status == "ok") return out;
   const json failure = out.result.value("failure", json::object());

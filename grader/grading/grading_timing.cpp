@@ -105,6 +105,14 @@ std::vector<std::string> timing_details(const Check& c, const memlabs::TimingRep
   return d;
 }
 
+// Why a session's times were not used: the baseline ran slower beside the program.
+std::string interference_summary(const memlabs::Interference& i) {
+  return "the baseline ran " + fixed(i.ratio, 2) + "× slower beside your program than alone (" +
+         fixed(i.baseline_ms, 3) + " ms against " + fixed(i.solo_baseline_ms, 3) +
+         " ms): something kept the GPU busy between your requests, so these times are not used. If your program "
+         "starts no GPU work of its own outside the launcher, grade again";
+}
+
 }  // namespace
 
 CheckResult LabGrader::check_timing(const Check& c) {
@@ -133,15 +141,7 @@ CheckResult LabGrader::check_timing(const Check& c) {
   r.kind = name_of(c.kind);
   r.data = tr;
   r.data.erase("samples");
-  if (t.category == "interference") {
-    const memlabs::Interference& i = tr.interference;
-    return failed(c,
-                  "the baseline ran " + fixed(i.ratio, 2) + "× slower beside your program than alone (" +
-                      fixed(i.baseline_ms, 3) + " ms against " + fixed(i.solo_baseline_ms, 3) +
-                      " ms): something kept the GPU busy between your requests, so these times are not used. If "
-                      "your program starts no GPU work of its own outside the launcher, grade again",
-                  "interference");
-  }
+  if (t.category == "interference") return failed(c, interference_summary(tr.interference), "interference");
   const std::optional<memlabs::RatioInterval>* measured = memlabs::interval_named(tr, timing_interval_key(c.kind));
   if (!measured || !*measured)
     return skipped(c, library ? "the driver has no library version to compare with (a course problem)"

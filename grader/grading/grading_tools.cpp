@@ -26,6 +26,14 @@ std::string sanitizer_key(const Check& c, const std::string& tool) {
 }
 std::string ncu_key(const Check& c) { return "ncu " + c.kernel + " " + c.case_name; }
 
+// One compute-sanitizer tool's run, as check_sanitizer reads it.
+struct SanitizerRun {
+  std::string tool;
+  RunnerOutcome outcome;
+  SanitizerLog log;
+  std::string kept_from;  // an earlier grade's report of this very program: when it ran
+};
+
 }  // namespace
 
 bool LabGrader::sanitizer_runs() const {
@@ -238,29 +246,27 @@ CheckResult LabGrader::check_sanitizer(const Check& c) {
   run_correctness();  // starts these runs too, beside it
   if (!sanitizer_runs()) return skipped(c, "not run: your program did not finish its correctness run");
   Activity activity("compute-sanitizer: " + join(c.tools, ", "));
-  struct ToolRun {
-    std::string tool;
-    RunnerOutcome outcome;
-    SanitizerLog log;
-    std::string kept_from;
-  };
   // Every tool at once (started with the lab's other tool runs, unless this
   // check came first): independent processes that time nothing.
   std::vector<std::pair<std::string, std::shared_future<ToolOutput>>> runs;
   for (const auto& tool : c.tools)
     runs.emplace_back(tool, start_tool_run(sanitizer_key(c, tool), sanitizer_call(c, tool), "log.txt", tool));
-  std::vector<ToolRun> done;
+  std::vector<SanitizerRun> done;
   for (auto& [tool, f] : runs) {
     const ToolOutput& out = f.get();  // an Interrupted rethrows here; the other runs join as they go
-    done.push_back(ToolRun{tool, out.outcome, parse_sanitizer_log(tool, out.log), out.kept_from});
+    done.push_back(SanitizerRun{tool, out.outcome, parse_sanitizer_log(tool, out.log), out.kept_from});
   }
   CheckResult r;
   r.kind = name_of(c.kind);
   r.data = {{"cases", c.cases}, {"tools", json::object()}};
-  std::vector<std::string> clean;
+  std::vector<std::string> clean, kept;
   for (const auto& t : done) {
     json& tj = r.data["tools"][t.tool];
     tj = {{"reports", t.log.errors}, {"outcome", t.outcome.category}};
+    if (!t.kept_from.empty()) {
+      kept.push_back(t.tool);
+      tj["kept_from"] = t.kept_from;
+    }
     if (t.log.errors > 0 || !t.log.reports.empty()) {
       const std::string first =
           t.log.reports.empty() ? std::to_string(t.log.errors) + " errors" : t.log.reports.front().headline;
@@ -289,12 +295,6 @@ CheckResult LabGrader::check_sanitizer(const Check& c) {
     }
   }
   if (r.status == Outcome::pass) r.summary = join(clean, ", ") + ": no reports on " + join(c.cases, ", ");
-  std::vector<std::string> kept;
-  for (const auto& t : done)
-    if (!t.kept_from.empty()) {
-      kept.push_back(t.tool);
-      r.data["tools"][t.tool]["kept_from"] = t.kept_from;
-    }
   if (!kept.empty()) r.details.push_back(kept_from_note(kept, done.front().kept_from));
   return r;
 }
