@@ -111,30 +111,16 @@ inline const std::optional<RatioInterval>* interval_named(const TimingReport& t,
 
 // ---- JSON, one definition for the writer and the reader ----
 
-inline void to_json(nlohmann::json& j, const RatioInterval& i) {
-  j = {{"median", i.median}, {"lo", i.lo}, {"hi", i.hi}, {"n", i.n}};
-}
-inline void from_json(const nlohmann::json& j, RatioInterval& i) {
-  j.at("median").get_to(i.median);
-  j.at("lo").get_to(i.lo);
-  j.at("hi").get_to(i.hi);
-  j.at("n").get_to(i.n);
-}
-
-inline void to_json(nlohmann::json& j, const Interference& i) {
-  j = {{"solo_baseline_ms", i.solo_baseline_ms},
-       {"baseline_ms", i.baseline_ms},
-       {"ratio", i.ratio},
-       {"limit", i.limit},
-       {"speedup_scale", i.speedup_scale}};
-}
-inline void from_json(const nlohmann::json& j, Interference& i) {
-  j.at("solo_baseline_ms").get_to(i.solo_baseline_ms);
-  j.at("baseline_ms").get_to(i.baseline_ms);
-  j.at("ratio").get_to(i.ratio);
-  j.at("limit").get_to(i.limit);
-  j.at("speedup_scale").get_to(i.speedup_scale);
-}
+// Plain members under their own names: one macro writes both directions, and
+// reading needs every key (at(), never a default).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RatioInterval, median, lo, hi, n)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Interference, solo_baseline_ms, baseline_ms, ratio, limit, speedup_scale)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MismatchAt, where, expected, got)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(OutputReport, name, dtype, count, unwritten, mismatches, dims, rtol, atol,
+                                   first_unwritten, guard_before_intact, guard_after_intact, max_abs_error,
+                                   max_rel_error, first)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Rerun, output, changed, count)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FactReport, name, ok, detail)
 
 namespace protocol_detail {
 
@@ -237,66 +223,6 @@ inline void from_json(const nlohmann::json& j, TimingReport& t) {
   get_optional(j, "baseline_gflops", t.baseline_gflops);
   get_optional(j, "candidate_gflops", t.candidate_gflops);
   get_optional(j, "library_gflops", t.library_gflops);
-}
-
-inline void to_json(nlohmann::json& j, const MismatchAt& m) {
-  j = {{"where", m.where}, {"expected", m.expected}, {"got", m.got}};
-}
-inline void from_json(const nlohmann::json& j, MismatchAt& m) {
-  j.at("where").get_to(m.where);
-  m.expected = j.at("expected");
-  m.got = j.at("got");
-}
-
-inline void to_json(nlohmann::json& j, const OutputReport& o) {
-  j = {{"name", o.name},
-       {"dtype", o.dtype},
-       {"count", o.count},
-       {"dims", o.dims},
-       {"rtol", o.rtol},
-       {"atol", o.atol},
-       {"unwritten", o.unwritten},
-       {"first_unwritten", o.first_unwritten},
-       {"guard_before_intact", o.guard_before_intact},
-       {"guard_after_intact", o.guard_after_intact},
-       {"mismatches", o.mismatches},
-       {"max_abs_error", o.max_abs_error},
-       {"max_rel_error", o.max_rel_error},
-       {"first", o.first}};
-}
-inline void from_json(const nlohmann::json& j, OutputReport& o) {
-  j.at("name").get_to(o.name);
-  j.at("dtype").get_to(o.dtype);
-  j.at("count").get_to(o.count);
-  j.at("dims").get_to(o.dims);
-  j.at("rtol").get_to(o.rtol);
-  j.at("atol").get_to(o.atol);
-  j.at("unwritten").get_to(o.unwritten);
-  j.at("first_unwritten").get_to(o.first_unwritten);
-  j.at("guard_before_intact").get_to(o.guard_before_intact);
-  j.at("guard_after_intact").get_to(o.guard_after_intact);
-  j.at("mismatches").get_to(o.mismatches);
-  o.max_abs_error = j.at("max_abs_error");
-  o.max_rel_error = j.at("max_rel_error");
-  j.at("first").get_to(o.first);
-}
-
-inline void to_json(nlohmann::json& j, const Rerun& r) {
-  j = {{"output", r.output}, {"changed", r.changed}, {"count", r.count}};
-}
-inline void from_json(const nlohmann::json& j, Rerun& r) {
-  j.at("output").get_to(r.output);
-  j.at("changed").get_to(r.changed);
-  j.at("count").get_to(r.count);
-}
-
-inline void to_json(nlohmann::json& j, const FactReport& f) {
-  j = {{"name", f.name}, {"ok", f.ok}, {"detail", f.detail}};
-}
-inline void from_json(const nlohmann::json& j, FactReport& f) {
-  j.at("name").get_to(f.name);
-  j.at("ok").get_to(f.ok);
-  j.at("detail").get_to(f.detail);
 }
 
 inline void to_json(nlohmann::json& j, const CaseReport& c) {
