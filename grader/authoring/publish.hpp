@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "course.hpp"
+#include "solution_probe.hpp"
 
 namespace grader {
 
@@ -49,17 +50,6 @@ std::string filter_syllabus(const std::string& syllabus, const std::vector<std::
 // "## For students" section (then it is not the README this expects).
 std::string student_readme(const std::string& course_readme);
 
-// What identifies one solution's source in other files: the lines it adds to
-// its skeleton (each hunk, whitespace-trimmed), and the whole text.
-struct SolutionProbe {
-  std::string name;  // "solutions/lab07-bank-conflicts/kernel.cu"
-  std::string whole;
-  std::vector<std::string> blocks;
-};
-SolutionProbe make_solution_probe(const std::string& name, const std::string& skeleton, const std::string& solution);
-// Whether `content` carries the solution: the whole file, or every filled-in
-// TODO region of it (a hint quoting one line is not a leak; all of them is).
-bool contains_solution(const std::string& content, const SolutionProbe& probe);
 // "path: holds solutions/labNN/kernel.cu" for every file under dir that does.
 std::vector<std::string> find_solution_leaks(const std::filesystem::path& dir,
                                              const std::vector<SolutionProbe>& probes);
