@@ -127,5 +127,27 @@ TEST(RefereeProtocol, AFinishedCaseWithoutItsOutputsIsAnError) {
   EXPECT_THROW((void)k.get<CaseReport>(), json::exception);
 }
 
+// The wire format, spelled out as docs/json-output.md documents it: the
+// structs must read it and write it back key for key.
+TEST(RefereeProtocol, TheDocumentedKeysReadAndWriteBackExactly) {
+  const json case_doc = json::parse(R"({"case": "1000x777", "status": "ok",
+      "outputs": [{"name": "out", "dtype": "f32", "count": 777000, "dims": [1000, 777], "rtol": 1e-5,
+                   "atol": 1e-6, "unwritten": 0, "first_unwritten": "", "guard_before_intact": true,
+                   "guard_after_intact": true, "mismatches": 0, "max_abs_error": 0.0, "max_rel_error": "nan",
+                   "first": [{"where": "[0, 1]", "expected": 1.0, "got": "inf"}]}],
+      "modified_inputs": [], "written_around_inputs": ["in"],
+      "facts": [{"name": "no_leak", "ok": true, "detail": "free device memory fell by 0.0 MiB"}]})");
+  EXPECT_EQ(json(case_doc.get<CaseReport>()), case_doc);
+
+  json timing_doc = a_report();
+  timing_doc["speedup"] = json::parse(R"({"median": 2.5, "lo": 2.4, "hi": 2.6, "n": 10})");
+  timing_doc["interference"] = json::parse(
+      R"({"solo_baseline_ms": 1.0, "baseline_ms": 1.02, "ratio": 1.02, "limit": 1.1, "speedup_scale": 1.0})");
+  const TimingReport t = timing_doc.get<TimingReport>();
+  EXPECT_DOUBLE_EQ(t.speedup->hi, 2.6);
+  EXPECT_DOUBLE_EQ(t.interference.limit, 1.1);
+  EXPECT_EQ(json(t), timing_doc);
+}
+
 }  // namespace
 }  // namespace memlabs
