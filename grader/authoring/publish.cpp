@@ -69,13 +69,6 @@ void add_tree(const fs::path& root, const fs::path& tree, std::vector<fs::path>&
   }
 }
 
-std::string utc_now() {
-  char buf[32];
-  const std::time_t t = std::time(nullptr);
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
 // Every regular file under dir, relative and sorted.
 std::vector<std::string> all_files(const fs::path& dir) {
   std::vector<std::string> out;
@@ -180,7 +173,7 @@ json make_published_manifest(const fs::path& dir, const std::vector<std::string>
     files[rel] = sha256_file(dir / rel);
   }
   return {{"schema", kPublishedSchema},
-          {"published_at", utc_now()},
+          {"published_at", utc_now("%Y-%m-%dT%H:%M:%SZ")},
           {"labs", lab_folders},
           {"student_files", student_files},
           {"files", files}};

@@ -136,19 +136,6 @@ std::vector<std::string> referee_argv(const RefereeCall& call, const fs::path& p
   return argv;
 }
 
-}  // namespace
-
-void make_timing_call(RefereeCall& call, const std::string& case_name, std::uint64_t seed, double cap_s,
-                      double lab_timeout_s) {
-  call.args = {"time", "--case", case_name, "--seed", std::to_string(seed), "--cap-s", fixed(cap_s, 3)};
-  call.request_timeout_s = lab_timeout_s;
-  // Room for a few requests that may each take the lab's timeout, and for the
-  // timed rounds, which stop at the cap.
-  call.timeout_s = 3 * lab_timeout_s + 6 * cap_s + 60;
-}
-
-namespace {
-
 // The referee's own phases (common/referee_phases.hpp) under the grade's line
 // for this call, for `--timings`: placed from the moment the referee started.
 void note_referee_phases(const json& result, std::chrono::steady_clock::time_point started) {
@@ -179,6 +166,15 @@ std::optional<std::string> read_typed_parts(RunnerOutcome& out) {
 }
 
 }  // namespace
+
+void make_timing_call(RefereeCall& call, const std::string& case_name, std::uint64_t seed, double cap_s,
+                      double lab_timeout_s) {
+  call.args = {"time", "--case", case_name, "--seed", std::to_string(seed), "--cap-s", fixed(cap_s, 3)};
+  call.request_timeout_s = lab_timeout_s;
+  // Room for a few requests that may each take the lab's timeout, and for the
+  // timed rounds, which stop at the cap.
+  call.timeout_s = 3 * lab_timeout_s + 6 * cap_s + 60;
+}
 
 RunnerOutcome call_referee(const RefereeCall& call) {
   RunnerOutcome out;

@@ -40,13 +40,6 @@ struct Row {
   std::string error;
 };
 
-std::string today() {
-  const std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
-  return buf;
-}
-
 std::vector<std::string> timing_cases(const Manifest& m) {
   std::vector<std::string> cases;
   for (const auto& s : m.steps)
@@ -65,7 +58,7 @@ void write_table_head(std::ostream& md, const std::string& lab, const Manifest& 
   md << "## " << lab << ": " << m.title << "\n\n";
   md << s.device.name << " (" << s.device.arch << ", " << s.device.sms << " SMs), CUDA driver "
      << cuda_version_string(s.device.driver_version) << ", runtime " << cuda_version_string(s.device.runtime_version)
-     << ", nvcc " << s.toolchain.version << "; " << today() << "; seed " << seed
+     << ", nvcc " << s.toolchain.version << "; " << utc_now("%Y-%m-%d") << "; seed " << seed
      << ". Medians of per-round ratios over interleaved launches with L2 flushed before each; brackets: 95 % "
         "interval.\n\n";
   md << "| case | kernel | time (ms) | GB/s |" << (flops ? " GFLOP/s |" : "")

@@ -70,6 +70,7 @@ void LabGrader::run_correctness() {
     rc.args.insert(rc.args.end(), {"--case", name});
   };
   std::size_t cases = 0;
+  bool gathers_facts = false;
   for (const auto& step : m_.steps)
     for (const auto& c : step.checks) {
       if (c.kind == CheckKind::correct)
@@ -78,6 +79,7 @@ void LabGrader::run_correctness() {
         add_case(c.case_name);
         rc.args.insert(rc.args.end(), {"--facts", c.case_name});
         ++cases;
+        gathers_facts = true;
       }
     }
   // Every request may take the lab's timeout; a case makes a few requests.
@@ -87,7 +89,6 @@ void LabGrader::run_correctness() {
   // (lab02's leak check reads free device memory, which the tools' own runs of the
   // program take and give back), so with facts to gather this run has the GPU to
   // itself and the tools start after it.
-  const bool gathers_facts = std::find(rc.args.begin(), rc.args.end(), "--facts") != rc.args.end();
   if (!gathers_facts) start_tool_runs();
   student_run_ = call_referee(rc);
   if (student_run_.category == "timeout") cancel_tool_runs_ = true;  // each would hang to its own limit

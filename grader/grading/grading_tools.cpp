@@ -34,6 +34,13 @@ struct SanitizerRun {
   std::string kept_from;  // an earlier grade's report of this very program: when it ran
 };
 
+// The detail line of a check whose tools' reports an earlier grade of this very program made.
+std::string kept_from_note(const std::vector<std::string>& tools, const std::string& when) {
+  return join(tools, ", ") + ": the report" + (tools.size() > 1 ? "s" : "") +
+         " of this very program from an earlier grade (" + when +
+         "), not run again; `grader grade --fresh` runs every tool again";
+}
+
 }  // namespace
 
 bool LabGrader::sanitizer_runs() const {
@@ -85,7 +92,8 @@ bool LabGrader::keeps_tool_runs() const { return o_.reuse_tool_runs && !isolatio
 
 std::shared_future<LabGrader::ToolOutput> LabGrader::start_tool_run(const std::string& key, const ToolCall& call,
                                                                     const std::string& report_file,
-                                                                    const std::string& label) {
+                                                                    const std::string& label,
+                                                                    const ReportCheck& worth_keeping) {
   auto it = tool_outputs_.find(key);
   if (it != tool_outputs_.end()) return it->second;
   const fs::path cache_dir = s_.builder->settings().cache_dir;
@@ -101,27 +109,30 @@ std::shared_future<LabGrader::ToolOutput> LabGrader::start_tool_run(const std::s
     return tool_outputs_.emplace(key, ready.get_future().share()).first->second;
   }
   std::shared_future<ToolOutput> f =
-      std::async(std::launch::async, [call, report_file, label, cache_dir, kept_key] {
+      std::async(std::launch::async, [call, report_file, label, cache_dir, kept_key, worth_keeping] {
         const auto begin = std::chrono::steady_clock::now();
         ToolOutput out{call_tool(call), read_file(call.work_dir / report_file).value_or(""), ""};
         note_phase(label, begin, std::chrono::steady_clock::now(), 1);
-        // Only a run that reached its end: a crash or a hang may not happen the same way twice.
-        if (out.outcome.ok() && !out.log.empty()) keep_tool_run(cache_dir, kept_key, out.log);
+        // Only a run that reached its end and measured: a crash, a hang or a tool
+        // that could not read the counters may not happen the same way twice.
+        if (!kept_key.empty() && out.outcome.ok() && worth_keeping(out.log))
+          keep_tool_run(cache_dir, kept_key, out.log);
         return out;
       }).share();
   tool_outputs_.emplace(key, f);
   return f;
 }
 
-std::string LabGrader::kept_from_note(const std::vector<std::string>& tools, const std::string& when) const {
-  return join(tools, ", ") + ": the report" + (tools.size() > 1 ? "s" : "") +
-         " of this very program from an earlier grade (" + when +
-         "), not run again; `grader grade --fresh` runs every tool again";
+// A sanitizer's report that reached its summary; ncu's that read the counters, or
+// saw that the kernel never launched.
+std::shared_future<LabGrader::ToolOutput> LabGrader::start_sanitizer_run(const Check& c, const std::string& tool) {
+  return start_tool_run(sanitizer_key(c, tool), sanitizer_call(c, tool), "log.txt", tool,
+                        [tool](const std::string& report) { return parse_sanitizer_log(tool, report).summary_seen; });
 }
 
-LabGrader::ToolOutput LabGrader::tool_output(const std::string& key, const ToolCall& call,
-                                             const std::string& report_file, const std::string& label) {
-  return start_tool_run(key, call, report_file, label).get();  // an Interrupted rethrows here
+std::shared_future<LabGrader::ToolOutput> LabGrader::start_ncu_run(const Check& c) {
+  return start_tool_run(ncu_key(c), ncu_call(c), "ncu.csv", "ncu: " + c.kernel,
+                        [](const std::string& report) { return parse_ncu_log(report).measured(); });
 }
 
 void LabGrader::start_tool_runs() {
@@ -131,10 +142,9 @@ void LabGrader::start_tool_runs() {
     for (const auto& c : step.checks) {
       if (c.kind == CheckKind::sanitizer && sanitizer_runs())
         for (const auto& tool : c.tools)
-          if (!tool_outputs_.count(sanitizer_key(c, tool)))
-            start_tool_run(sanitizer_key(c, tool), sanitizer_call(c, tool), "log.txt", tool);
+          if (!tool_outputs_.count(sanitizer_key(c, tool))) start_sanitizer_run(c, tool);
       if (c.kind == CheckKind::ncu && ncu && !tool_outputs_.count(ncu_key(c)) && find_ncu_measure(c.metric))
-        start_tool_run(ncu_key(c), ncu_call(c), "ncu.csv", "ncu: " + c.kernel);
+        start_ncu_run(c);
     }
 }
 
@@ -147,9 +157,6 @@ void LabGrader::stop_tool_runs() {
   finish_tool_runs();
 }
 
-// Hardware counters of every launch of the student's kernel in the profiled
-// case (ncu_report.hpp): each must meet the rule, so a harmless launch first
-// cannot speak for the ones that do the work.
 // An ncu run that measured nothing: not allowed to count (a fallback stands
 // in), the kernel never launched, or the program failed under it.
 CheckResult LabGrader::ncu_run_failed(const Check& c, const NcuLog& log, const RunnerOutcome& out) {
@@ -162,6 +169,9 @@ CheckResult LabGrader::ncu_run_failed(const Check& c, const NcuLog& log, const R
   return instead_of_ncu(c, "ncu failed: " + (log.message.empty() ? out.message : log.message));
 }
 
+// Hardware counters of every launch of the student's kernel in the profiled
+// case (ncu_report.hpp): each must meet the rule, so a harmless launch first
+// cannot speak for the ones that do the work.
 CheckResult LabGrader::check_ncu(const Check& c) {
   if (auto why = gpu_unavailable()) return skipped(c, *why);
   const auto& ncu = s_.builder->toolchain().ncu;
@@ -172,7 +182,7 @@ CheckResult LabGrader::check_ncu(const Check& c) {
   run_correctness();  // starts this run too, beside it
   // A program that hung there would hang under ncu: that run was stopped.
   if (student_run_.category == "timeout") return failed(c, student_run_.message, "timeout");
-  const ToolOutput run = tool_output(ncu_key(c), ncu_call(c), "ncu.csv", "ncu: " + c.kernel);
+  const ToolOutput run = start_ncu_run(c).get();  // an Interrupted rethrows here
   const NcuLog log = parse_ncu_log(run.log);
   if (log.status != NcuLog::ok) return ncu_run_failed(c, log, run.outcome);
   const bool at_least = measure->rule == NcuMeasure::at_least;
@@ -249,8 +259,7 @@ CheckResult LabGrader::check_sanitizer(const Check& c) {
   // Every tool at once (started with the lab's other tool runs, unless this
   // check came first): independent processes that time nothing.
   std::vector<std::pair<std::string, std::shared_future<ToolOutput>>> runs;
-  for (const auto& tool : c.tools)
-    runs.emplace_back(tool, start_tool_run(sanitizer_key(c, tool), sanitizer_call(c, tool), "log.txt", tool));
+  for (const auto& tool : c.tools) runs.emplace_back(tool, start_sanitizer_run(c, tool));
   std::vector<SanitizerRun> done;
   for (auto& [tool, f] : runs) {
     const ToolOutput& out = f.get();  // an Interrupted rethrows here; the other runs join as they go

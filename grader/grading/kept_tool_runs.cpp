@@ -1,7 +1,5 @@
 #include "kept_tool_runs.hpp"
 
-#include <chrono>
-#include <ctime>
 #include <nlohmann/json.hpp>
 
 #include "atomic_file.hpp"
@@ -18,15 +16,6 @@ constexpr const char* kSchema = "cuda-memory-labs/kept-tool-run/1";
 
 fs::path kept_file(const fs::path& cache_dir, const std::string& key) {
   return cache_dir / "tool-runs" / (key + ".json");
-}
-
-std::string utc_now() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
-  return buf;
 }
 
 }  // namespace
@@ -70,8 +59,9 @@ std::optional<KeptToolRun> find_kept_tool_run(const fs::path& cache_dir, const s
 void keep_tool_run(const fs::path& cache_dir, const std::string& key, const std::string& log) {
   if (key.empty()) return;
   try {
-    write_file_atomically(kept_file(cache_dir, key),
-                          json{{"schema", kSchema}, {"key", key}, {"when", utc_now()}, {"log", log}}.dump() + "\n");
+    write_file_atomically(
+        kept_file(cache_dir, key),
+        json{{"schema", kSchema}, {"key", key}, {"when", utc_now("%Y-%m-%d %H:%M UTC")}, {"log", log}}.dump() + "\n");
   } catch (const std::exception&) {
     // Not kept: the next grade runs the tool again.
   }

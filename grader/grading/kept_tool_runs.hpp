@@ -29,8 +29,10 @@ std::string tool_run_key(const ToolCall& call, const std::string& gpu);
 // The kept run under `key` in `cache_dir`, if there is one that reads whole.
 std::optional<KeptToolRun> find_kept_tool_run(const std::filesystem::path& cache_dir, const std::string& key);
 
-// Keeps a run that reached its end under the tool (written atomically). A
-// failure to write is not an error: the next grade runs the tool again.
+// Keeps a report (written atomically). The caller keeps only a run that reached
+// its end and measured the program (a sanitizer's summary, ncu's counters): a
+// crash, a hang or counters the driver refused are the machine's or the run's,
+// not the program's. A failure to write is not an error: the next grade runs the tool again.
 void keep_tool_run(const std::filesystem::path& cache_dir, const std::string& key, const std::string& log);
 
 }  // namespace grader

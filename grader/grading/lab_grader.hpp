@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <map>
 #include <optional>
@@ -63,17 +64,20 @@ class LabGrader {
     std::string log;        // the tool's report file
     std::string kept_from;  // when the report is an earlier grade's of this very program: when it ran
   };
+  // Whether a report measured the program, so that it may be kept for the very
+  // same program's next grade (kept_tool_runs.hpp).
+  using ReportCheck = std::function<bool(const std::string& report)>;
   ToolCall sanitizer_call(const Check& c, const std::string& tool);
   ToolCall ncu_call(const Check& c);
   std::shared_future<ToolOutput> start_tool_run(const std::string& key, const ToolCall& call,
-                                                const std::string& report_file, const std::string& label);
-  ToolOutput tool_output(const std::string& key, const ToolCall& call, const std::string& report_file,
-                         const std::string& label);
+                                                const std::string& report_file, const std::string& label,
+                                                const ReportCheck& worth_keeping);
+  std::shared_future<ToolOutput> start_sanitizer_run(const Check& c, const std::string& tool);
+  std::shared_future<ToolOutput> start_ncu_run(const Check& c);
   void start_tool_runs();
   void finish_tool_runs();
   void stop_tool_runs();  // the ones still running: no check will read them
   bool keeps_tool_runs() const;
-  std::string kept_from_note(const std::vector<std::string>& tools, const std::string& when) const;
   bool sanitizer_runs() const;
   RefereeCall referee_call(const std::string& tag) const;
   std::optional<std::string> gpu_unavailable() const;

@@ -16,6 +16,8 @@
 #include <nlohmann/json.hpp>
 #include <system_error>
 
+#include "text.hpp"
+
 namespace grader {
 namespace {
 
@@ -101,15 +103,6 @@ json to_json(const std::map<std::string, LabProgress>& labs) {
                {"graded_at", p.graded_at}};
   }
   return {{"format_version", kProgressFormatVersion}, {"labs", out}};
-}
-
-std::string utc_now(const char* format) {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, format, &tm);
-  return buf;
 }
 
 // Why the file at `file` cannot be used as progress; empty when it can.

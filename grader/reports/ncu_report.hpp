@@ -87,6 +87,9 @@ struct NcuLog {
   std::string message;                // when not ok: one line, from ncu's own words
   std::vector<NcuLaunch> launches;    // ok: in launch order
   std::vector<std::string> launched;  // no_kernel: the kernels ncu did see
+  // What the program did, read from its counters: the same program would make the
+  // same log. Not so for an error of ncu or of the machine (not_permitted, failed).
+  bool measured() const { return status == ok || status == no_kernel; }
 };
 
 NcuLog parse_ncu_log(const std::string& log);

@@ -22,6 +22,7 @@ std::string testdata(const std::string& name) {
 NcuValue measure(const std::string& file, const std::string& name) {
   const NcuLog log = parse_ncu_log(testdata(file));
   EXPECT_EQ(log.status, NcuLog::ok) << log.message;
+  EXPECT_TRUE(log.measured());
   const auto* m = find_ncu_measure(name);
   EXPECT_NE(m, nullptr);
   EXPECT_EQ(log.launches.size(), 1u);
@@ -188,6 +189,7 @@ TEST(NcuReport, NoLaunchOfTheKernelListsTheKernelsThatRan) {
   const NcuLog log = parse_ncu_log(testdata("h100-ncu-ref-lab08-reduction.csv"));
   EXPECT_EQ(log.status, NcuLog::no_kernel);
   EXPECT_EQ(log.launched, (std::vector<std::string>{"dot_shuffle_kernel", "fill_uniform_kernel", "fill_words_kernel"}));
+  EXPECT_TRUE(log.measured()) << "the program never launched it: so would the same program again";
 }
 
 TEST(NcuReport, PermissionErrorIsRecognised) {
@@ -197,6 +199,7 @@ TEST(NcuReport, PermissionErrorIsRecognised) {
       "the target device 0.\n");
   EXPECT_EQ(log.status, NcuLog::not_permitted);
   EXPECT_NE(log.message.find("ERR_NVGPUCTRPERM"), std::string::npos);
+  EXPECT_FALSE(log.measured()) << "the machine's state, not the program's: never kept for the next grade";
 }
 
 TEST(NcuReport, EmptyOrBrokenLogIsAFailureNotACrash) {

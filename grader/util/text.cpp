@@ -1,6 +1,7 @@
 #include "text.hpp"
 
 #include <cctype>
+#include <ctime>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -69,6 +70,15 @@ std::size_t utf8_sequence_length(const std::string& s, std::size_t i) {
   for (std::size_t k = 2; k < len; ++k)
     if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
   return len;
+}
+
+std::string utc_now(const char* format) {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, format, &tm);
+  return buf;
 }
 
 }  // namespace grader

@@ -22,6 +22,9 @@ std::string fixed(double v, int precision = 2);
 std::string first_line(std::string_view s);
 // A file's bytes; nothing when it cannot be opened.
 std::optional<std::string> read_file(const std::filesystem::path& p);
+
+// The clock now in UTC, as strftime writes it with `format` ("%Y-%m-%dT%H:%M:%SZ").
+std::string utc_now(const char* format);
 // Length of the well-formed UTF-8 sequence at s[i] (1 for ASCII), or 0: no
 // overlong forms, no surrogates, nothing past U+10FFFF, nothing cut short.
 std::size_t utf8_sequence_length(const std::string& s, std::size_t i);
