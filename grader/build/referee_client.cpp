@@ -194,7 +194,7 @@ RunnerOutcome call_referee(const RefereeCall& call) {
   std::chrono::steady_clock::time_point started;
   {
     // One grade at a time on this GPU, machine-wide; the wait is not the program's time.
-    const ProcessGpuTurn turn;
+    const ProcessGpuTurn turn(call.gpu_use);
     started = std::chrono::steady_clock::now();
     out.child = run_child(o);
   }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "child_process.hpp"
+#include "gpu_turn.hpp"
 #include "referee_protocol.hpp"
 #include "sandbox.hpp"
 
@@ -40,6 +41,9 @@ struct RefereeCall {
   double timeout_s = 60;           // the whole call
   double request_timeout_s = 60;   // one request to the submission's program
   std::string who = "your program";
+  // How the call uses the GPU (gpu_lock.hpp): alone unless it times nothing and
+  // reads nothing of the whole GPU's state.
+  memlabs::GpuUse gpu_use = memlabs::GpuUse::exclusive;
 };
 
 RunnerOutcome call_referee(const RefereeCall& call);

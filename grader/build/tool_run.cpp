@@ -48,7 +48,7 @@ RunnerOutcome call_tool(const ToolCall& call) {
   std::unique_lock<std::mutex> one_at_a_time(g_sandboxed_tools, std::defer_lock);
   if (sandbox.mode == "bwrap") one_at_a_time.lock();
   {
-    const ProcessGpuTurn turn;  // machine-wide, as the referee's runs
+    const ProcessGpuTurn turn(memlabs::GpuUse::shared);  // a tool times nothing
     out.child = run_child(o);
   }
   out.stdout_head = read_head(o.stdout_file, 4000);

@@ -85,10 +85,12 @@ void LabGrader::run_correctness() {
   // Every request may take the lab's timeout; a case makes a few requests.
   rc.timeout_s = m_.timeout_s * (4.0 * static_cast<double>(cases) + 2) + 30;
   // The tools run the program on their own, beside this run: none of them times
-  // anything. Facts are another matter: a fact may read the whole GPU's state
-  // (lab02's leak check reads free device memory, which the tools' own runs of the
-  // program take and give back), so with facts to gather this run has the GPU to
-  // itself and the tools start after it.
+  // anything, and neither does this run, so they share the GPU (with other
+  // grades' work of the kind too, never with a timing). Facts are another
+  // matter: a fact may read the whole GPU's state (lab02's leak check reads free
+  // device memory, which other runs of programs take and give back), so with
+  // facts to gather this run has the GPU to itself and the tools start after it.
+  rc.gpu_use = gathers_facts ? memlabs::GpuUse::exclusive : memlabs::GpuUse::shared;
   if (!gathers_facts) start_tool_runs();
   student_run_ = call_referee(rc);
   if (student_run_.category == "timeout") cancel_tool_runs_ = true;  // each would hang to its own limit

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <condition_variable>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -88,79 +89,59 @@ std::string lock_holder(int fd) {
   return {};
 }
 
-GpuTurn::GpuTurn(const fs::path& file, const std::function<void(const std::string&)>& waiting) {
+GpuTurn::GpuTurn(const fs::path& file, memlabs::GpuUse use, const std::function<void(const std::string&)>& waiting) {
   if (file.empty()) return;
-  // Open the file whoever made it; make it if nobody has. Read-only is enough for flock.
-  for (int attempt = 0; attempt < 5 && fd_ < 0; ++attempt) {
-    fd_ = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd_ >= 0 || errno != ENOENT) break;
-    fd_ = ::open(file.c_str(), O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0444);
-    if (fd_ >= 0)
-      ::fchmod(fd_, 0444);  // every user may open it, whatever the umask
-    else if (errno != EEXIST)
-      break;
-  }
-  if (fd_ < 0) {
-    const int e = errno;
-    std::string why = std::strerror(e);
-    if (e == ELOOP) why = "it is a symbolic link (someone else's file; remove it)";
-    if (e == ENOENT)
-      why = "its folder does not exist (set " + std::string(kGpuLockDirVar) + " to a folder every user can reach)";
-    throw std::runtime_error("cannot open the GPU lock " + file.string() + ": " + why);
-  }
-  struct stat st {};
-  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd_);
-    fd_ = -1;
-    throw std::runtime_error("the GPU lock " + file.string() + " is not a plain file; remove it");
-  }
-  if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return;
-  if (errno == EWOULDBLOCK && waiting) waiting(lock_holder(fd_));
-  while (::flock(fd_, LOCK_EX) != 0) {
-    if (errno == EINTR) continue;
-    const int e = errno;
-    ::close(fd_);
-    fd_ = -1;
-    throw std::runtime_error("cannot lock " + file.string() + ": " + std::strerror(e));
-  }
-}
-
-GpuTurn::~GpuTurn() {
-  if (fd_ >= 0) ::close(fd_);  // closing releases the flock
+  files_ = std::make_unique<memlabs::GpuTurnFiles>(file.string());
+  files_->take(use, [&] {
+    if (waiting) waiting(lock_holder(files_->turn_fd()));
+  });
 }
 
 namespace {
-struct SharedTurn {
+// The turns this process's threads hold: an exclusive one waits here until the
+// process holds none, a shared one until it holds no exclusive one.
+struct TurnsHeld {
   std::mutex mutex;
-  int holders = 0;
-  std::unique_ptr<GpuTurn> turn;
+  std::condition_variable changed;
+  int shared = 0, exclusive = 0;
 };
-SharedTurn& shared_turn() {
-  static SharedTurn* s = new SharedTurn;  // never destroyed: threads may outlive statics at exit
-  return *s;
+TurnsHeld& turns_held() {
+  static TurnsHeld* t = new TurnsHeld;  // never destroyed: threads may outlive statics at exit
+  return *t;
 }
 }  // namespace
 
-ProcessGpuTurn::ProcessGpuTurn() {
-  SharedTurn& s = shared_turn();
-  const std::lock_guard<std::mutex> hold(s.mutex);  // the process's other threads wait here, not on the file
-  if (s.holders == 0) {
+ProcessGpuTurn::ProcessGpuTurn(memlabs::GpuUse use) : use_(use) {
+  TurnsHeld& t = turns_held();
+  const bool exclusive = use == memlabs::GpuUse::exclusive;
+  {
+    std::unique_lock<std::mutex> hold(t.mutex);
+    t.changed.wait(hold, [&] { return t.exclusive == 0 && (!exclusive || t.shared == 0); });
+    ++(exclusive ? t.exclusive : t.shared);
+  }
+  try {
     const auto begin = std::chrono::steady_clock::now();
     bool waited = false;
-    s.turn = std::make_unique<GpuTurn>(process_gpu_lock(), [&](const std::string& holder) {
+    turn_ = std::make_unique<GpuTurn>(process_gpu_lock(), use, [&](const std::string& holder) {
       waited = true;
       std::cerr << "waiting for the GPU (held by another grade" << (holder.empty() ? "" : ": " + holder)
                 << "); this grade goes on when that one is done with it" << std::endl;
     });
     if (waited) note_phase("waiting for the GPU (another grade held it)", begin, std::chrono::steady_clock::now(), 1);
+  } catch (...) {
+    const std::lock_guard<std::mutex> hold(t.mutex);
+    --(exclusive ? t.exclusive : t.shared);
+    t.changed.notify_all();
+    throw;
   }
-  ++s.holders;
 }
 
 ProcessGpuTurn::~ProcessGpuTurn() {
-  SharedTurn& s = shared_turn();
-  const std::lock_guard<std::mutex> hold(s.mutex);
-  if (--s.holders == 0) s.turn.reset();
+  turn_.reset();  // the file's turn first, then the process's count
+  TurnsHeld& t = turns_held();
+  const std::lock_guard<std::mutex> hold(t.mutex);
+  --(use_ == memlabs::GpuUse::exclusive ? t.exclusive : t.shared);
+  t.changed.notify_all();
 }
 
 }  // namespace grader

@@ -1,19 +1,18 @@
 // Taking turns on a GPU. Every run that uses the GPU (the referee, a tool run
-// of the submission's program) holds an exclusive flock on one lock file per
-// GPU, named after the GPU's UUID, in a folder every user reaches: /tmp, or
-// GRADER_GPU_LOCK_DIR where /tmp is private to each user. So the grades of
-// different users, course copies and batch tasks on one machine never use a
-// GPU at the same moment, and a timing is never shared with another grade.
-//
-// The file is opened read-only (flock needs no write access), without
-// following links, and never written: a file planted by another user can
-// make a grade wait (the wait names its holder) but can change nothing.
+// of the submission's program) holds a turn on one lock file per GPU, named
+// after the GPU's UUID, in a folder every user reaches: /tmp, or
+// GRADER_GPU_LOCK_DIR where /tmp is private to each user. Work that times
+// nothing shares the GPU; a timing has it alone (common/gpu_turn.hpp). So the
+// grades of different users, course copies and batch tasks on one machine
+// never time at the same moment, and a wait names who holds the GPU.
 #pragma once
 
 #include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
+
+#include "gpu_turn.hpp"
 
 namespace grader {
 
@@ -31,32 +30,37 @@ const std::filesystem::path& process_gpu_lock();
 // grader", from /proc/locks; empty when that cannot be told.
 std::string lock_holder(int fd);
 
+// A turn on the GPU whose lock file this is: shared (work that times nothing)
+// or exclusive (a timing, or a run that reads the whole GPU's state), as
+// common/gpu_turn.hpp describes. Blocks until it holds it; `waiting` is called
+// once, with the holder, when it must wait. An empty file takes no turn.
+// Throws std::runtime_error when the lock file cannot be opened or locked.
 class GpuTurn {
  public:
-  // Blocks until the GPU is free. `waiting` is called once, with the holder,
-  // when it must wait. An empty file takes no turn. Throws
-  // std::runtime_error when the lock file cannot be opened or locked.
-  explicit GpuTurn(const std::filesystem::path& file,
+  explicit GpuTurn(const std::filesystem::path& file, memlabs::GpuUse use = memlabs::GpuUse::exclusive,
                    const std::function<void(const std::string& holder)>& waiting = {});
-  ~GpuTurn();
   GpuTurn(const GpuTurn&) = delete;
   GpuTurn& operator=(const GpuTurn&) = delete;
 
  private:
-  int fd_ = -1;
+  std::unique_ptr<memlabs::GpuTurnFiles> files_;
 };
 
 // A turn on this process's GPU, saying on stderr that it waits and for whom.
-// The threads of one grade share it (its compute-sanitizer tools run side by
-// side and time nothing): the first takes the machine-wide lock, the last
-// gives it back. Only one grade runs in a process; a batch grades each
-// submission in a process of its own, so grades still take turns.
+// Each run takes its own (the compute-sanitizer tools of one grade share the
+// GPU as any shared turns do). Within the process an exclusive turn also waits
+// for the process's own shared ones, and they for it, so that no thread waits
+// on the file for a turn another thread of this process holds.
 class ProcessGpuTurn {
  public:
-  ProcessGpuTurn();
+  explicit ProcessGpuTurn(memlabs::GpuUse use);
   ~ProcessGpuTurn();
   ProcessGpuTurn(const ProcessGpuTurn&) = delete;
   ProcessGpuTurn& operator=(const ProcessGpuTurn&) = delete;
+
+ private:
+  memlabs::GpuUse use_;
+  std::unique_ptr<GpuTurn> turn_;
 };
 
 }  // namespace grader

@@ -15,6 +15,7 @@
 
 namespace fs = std::filesystem;
 using namespace grader;
+using memlabs::GpuUse;
 
 namespace {
 
@@ -90,7 +91,7 @@ TEST_F(GpuLock, AWaitSaysWhoHoldsTheGpu) {
   int calls = 0;
   const auto t0 = std::chrono::steady_clock::now();
   {
-    const GpuTurn turn(file, [&](const std::string& who) {
+    const GpuTurn turn(file, GpuUse::exclusive, [&](const std::string& who) {
       said = who;
       ++calls;
     });
@@ -147,7 +148,7 @@ TEST_F(GpuLock, UsersTakeTurnsOnOneFileWhoeverMadeIt) {
     ASSERT_EQ(::read(ready[0], &c, 1), 1);
     bool waited = false;
     {
-      const GpuTurn turn(file, [&](const std::string&) { waited = true; });
+      const GpuTurn turn(file, GpuUse::exclusive, [&](const std::string&) { waited = true; });
     }
     ::waitpid(holder, nullptr, 0);
     ::close(ready[0]);
@@ -187,33 +188,120 @@ TEST_F(GpuLock, NoFileNoTurn) {
   SUCCEED();
 }
 
-// The compute-sanitizer tools of one grade run side by side: its threads share
-// the process's turn (no "waiting for another grade" about itself), while
-// another process still waits until the last of them is done.
-TEST_F(GpuLock, ThreadsOfOneGradeShareItsTurnOtherProcessesWait) {
-  set_process_gpu_lock(file);
-  auto other_process_can_lock = [&] {
-    return in_child([&] {
-             const int fd = ::open(file.c_str(), O_RDONLY);
-             return fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) == 0 ? 0 : 1;
-           }) == 0;
+// Whether another process could take the turn on `file` as `use` right now.
+bool other_process_can_take(const fs::path& file, GpuUse use) {
+  return in_child([&] {
+           const int fd = ::open(file.c_str(), O_RDONLY);
+           return fd >= 0 && ::flock(fd, (use == GpuUse::exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0 ? 0 : 1;
+         }) == 0;
+}
+
+// Correctness runs and tools of several grades share the GPU; a timing has it alone.
+TEST_F(GpuLock, SharedTurnsOverlapAnExclusiveOneIsAlone) {
+  std::atomic<int> inside{0}, most{0};
+  auto run = [&](GpuUse use) {
+    const GpuTurn turn(file, use);
+    const int now = ++inside;
+    most = std::max(most.load(), now);
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    --inside;
   };
   {
-    auto first = std::make_unique<ProcessGpuTurn>();
-    std::atomic<bool> second_in{false};
-    std::thread t([&] {
-      const ProcessGpuTurn second;  // would block for ever if it took a lock of its own
-      second_in = true;
-    });
-    t.join();
-    EXPECT_TRUE(second_in);
-    {
-      const ProcessGpuTurn third;
-      EXPECT_FALSE(other_process_can_lock()) << "another grade got the GPU while this one held it";
-      first.reset();
-      EXPECT_FALSE(other_process_can_lock()) << "the turn ended while a thread still held it";
-    }
+    std::thread a(run, GpuUse::shared), b(run, GpuUse::shared);
+    a.join();
+    b.join();
   }
-  EXPECT_TRUE(other_process_can_lock()) << "the turn was not given back";
+  EXPECT_EQ(most.load(), 2) << "two shared turns did not overlap";
+  {
+    const GpuTurn shared(file, GpuUse::shared);
+    EXPECT_TRUE(other_process_can_take(file, GpuUse::shared));
+    EXPECT_FALSE(other_process_can_take(file, GpuUse::exclusive)) << "a timing could start beside shared work";
+  }
+  {
+    const GpuTurn alone(file, GpuUse::exclusive);
+    EXPECT_FALSE(other_process_can_take(file, GpuUse::shared)) << "shared work could start beside a timing";
+  }
+  // An older grader takes a plain exclusive flock on the same file: it still excludes a shared turn.
+  EXPECT_TRUE(other_process_can_take(file, GpuUse::exclusive));
+}
+
+// flock alone would let a stream of shared turns keep a timing waiting for
+// ever: a shared request that comes after a waiting exclusive one waits behind it.
+TEST_F(GpuLock, AWaitingTimingGoesBeforeSharedWorkThatCameAfterIt) {
+  auto first = std::make_unique<GpuTurn>(file, GpuUse::shared);
+  std::atomic<int> order{0};
+  std::atomic<int> exclusive_at{0}, late_shared_at{0};
+  std::atomic<bool> exclusive_waiting{false};
+  std::thread timing([&] {
+    const GpuTurn t(file, GpuUse::exclusive, [&](const std::string&) { exclusive_waiting = true; });
+    exclusive_at = ++order;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  });
+  while (!exclusive_waiting) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::thread late([&] {
+    const GpuTurn t(file, GpuUse::shared);
+    late_shared_at = ++order;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(late_shared_at.load(), 0) << "shared work passed a timing that was waiting before it";
+  first.reset();
+  timing.join();
+  late.join();
+  EXPECT_EQ(exclusive_at.load(), 1);
+  EXPECT_EQ(late_shared_at.load(), 2);
+}
+
+// The referee holds a shared turn while it starts and takes the GPU alone for
+// its measured part: changing a turn never waits on a request that waits on it.
+TEST_F(GpuLock, ATurnChangesWithoutDeadlockWhileAnotherWaits) {
+  memlabs::GpuTurnFiles referee(file.string());
+  referee.take(GpuUse::shared);
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t other = ::fork();
+  if (other == 0) {
+    ::alarm(10);
+    char c = 1;
+    if (::write(ready[1], &c, 1) != 1) ::_exit(1);
+    const GpuTurn t(file, GpuUse::exclusive);  // waits at the turn, holding the gate
+    ::_exit(0);
+  }
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ::alarm(10);  // a deadlock ends the test, not the suite's time
+  referee.take(GpuUse::exclusive);
+  EXPECT_FALSE(other_process_can_take(file, GpuUse::shared));
+  referee.take(GpuUse::shared);
+  EXPECT_TRUE(other_process_can_take(file, GpuUse::shared));
+  referee.give_back();
+  ::alarm(0);
+  int status = 0;
+  ::waitpid(other, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ::close(ready[0]);
+  ::close(ready[1]);
+}
+
+// Within one process (a grade's tool runs on their threads, `grader check`'s
+// margins) an exclusive turn waits for the process's own shared ones instead
+// of waiting on the file for a turn the process itself holds.
+TEST_F(GpuLock, AProcessExclusiveTurnWaitsForItsOwnSharedOnes) {
+  set_process_gpu_lock(file);
+  auto shared = std::make_unique<ProcessGpuTurn>(GpuUse::shared);
+  auto second = std::make_unique<ProcessGpuTurn>(GpuUse::shared);  // shared turns do not wait on each other
+  std::atomic<bool> exclusive_in{false};
+  std::thread timing([&] {
+    const ProcessGpuTurn t(GpuUse::exclusive);
+    exclusive_in = true;
+    EXPECT_FALSE(other_process_can_take(file, GpuUse::shared)) << "the timing's turn is not exclusive";
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(exclusive_in.load());
+  shared.reset();
+  second.reset();
+  timing.join();
+  EXPECT_TRUE(exclusive_in.load());
+  EXPECT_TRUE(other_process_can_take(file, GpuUse::exclusive)) << "the turn was not given back";
   set_process_gpu_lock({});
 }

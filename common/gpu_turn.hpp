@@ -1,0 +1,52 @@
+// Taking turns on a GPU, machine-wide, between every grade of every user.
+// Work that times nothing (a correctness run, compute-sanitizer, ncu) may share
+// the GPU; a timing must have it alone, or another grade's kernels would land
+// in its measured batches. So a turn is shared or exclusive: a flock on one
+// file per GPU (the turn), shared or exclusive as the work needs.
+//
+// flock lets a stream of shared holders keep an exclusive request waiting for
+// ever. A second file, the gate, keeps the order fair: every request passes
+// the gate first (shared turns pass it together, an exclusive one closes it
+// behind itself until it holds the turn), so a timing waits only for the
+// shared work already running, never for work that came after it.
+//
+// The files are opened read-only (flock needs no write access), without
+// following links, and never written: a file planted by another user can make
+// a grade wait, but can change nothing. The grader and the referee (which
+// holds the GPU alone only for a timing's measured part) both use this.
+// Host-only.
+#pragma once
+
+#include <functional>
+#include <string>
+
+namespace memlabs {
+
+enum class GpuUse { shared, exclusive };
+
+class GpuTurnFiles {
+ public:
+  // Opens <turn_file> and <turn_file>.gate, making either if nobody has (mode
+  // 0444, so every user may open it). Throws std::runtime_error saying why not.
+  explicit GpuTurnFiles(const std::string& turn_file);
+  ~GpuTurnFiles();  // closing gives the turn back
+  GpuTurnFiles(const GpuTurnFiles&) = delete;
+  GpuTurnFiles& operator=(const GpuTurnFiles&) = delete;
+
+  // Takes the turn as `use` says, from whatever this object holds (an
+  // exclusive turn becomes shared at once; a shared one becomes exclusive when
+  // every other holder is done). `waiting` is called once, before the first
+  // wait, while another holds the turn or the gate. Throws std::runtime_error.
+  void take(GpuUse use, const std::function<void()>& waiting = {});
+  void give_back();
+
+  int turn_fd() const { return turn_; }  // for saying who holds it (/proc/locks)
+
+ private:
+  enum class Held { none, shared, exclusive };
+  int turn_ = -1, gate_ = -1;
+  Held held_ = Held::none;
+  std::string file_;
+};
+
+}  // namespace memlabs
