@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include <cctype>
-#include <condition_variable>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
