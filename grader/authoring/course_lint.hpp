@@ -89,11 +89,23 @@ void lint_lab_builds(Session& session, const LabSources& s, LabLint& out);
 struct GpuLintOptions {
   double cap_s = 3.0;  // timing per case, as `grader grade --cap`
   double required_margin = 1.25;
+  // Grades at once. Each runs in a grader process of its own; their timings
+  // still take the GPU one at a time, the rest of their work shares it.
+  std::size_t jobs = default_gpu_lint_jobs();
+  static std::size_t default_gpu_lint_jobs();  // a quarter of the cores, 2 to 6
 };
-// On the GPU: the skeleton fails its first step, the solution passes every
-// step, the reference clears each timed threshold by the margin, every
-// fixture gets its verdict. Appends to `out`.
-void lint_lab_gpu(Session& session, const LabSources& s, const GpuLintOptions& options, LabLint& out);
+// On the GPU, for every lab given: the skeleton fails its first step, the
+// solution passes every step, the reference clears each timed threshold by
+// the margin, every fixture gets its verdict. Appends to each lab's lint, in
+// that order, whatever order the grades finish in.
+void lint_labs_gpu(Session& session, const std::vector<std::pair<const LabSources*, LabLint*>>& labs,
+                   const GpuLintOptions& options);
+
+struct GradeReport;
+// "step 1 fails: ptx (transpose_kernel PTX: no ld.shared)" for each failing check.
+std::vector<std::string> failing_checks(const GradeReport& report);
+// A compiler's (or a grade's) text as lines: the first `max_lines`, and how many more.
+std::vector<std::string> diagnostics_lines(const std::string& text, std::size_t max_lines = 12);
 
 // The margin rule on its own: median over threshold; fraction_of_peak only
 // warns below the margin (a near-peak fraction cannot always clear 1.25×).

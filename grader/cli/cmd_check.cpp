@@ -23,6 +23,7 @@ struct CheckCommandOptions {
   bool static_only = false;
   bool write_lessons = false;
   double cap_s = 3.0;
+  std::size_t jobs = GpuLintOptions::default_gpu_lint_jobs();
 };
 
 // --write-lessons: each step's list of checks in the lab's README.md, as
@@ -66,14 +67,13 @@ void print_lab(const LabLint& l, bool verbose) {
   }
 }
 
-// One lab's lint: its sources, then (with a toolkit) its builds and fixtures,
-// then (with a GPU) its verdicts and margins; printed as it finishes.
+// One lab's lint: its sources, then (with a toolkit) its builds and fixtures'
+// static verdicts. Without GPU checks to come it is printed as it finishes.
 void check_one_lab(const Course& course, const LabInfo& lab, Session* session, bool gpu, const CheckCommandOptions& o,
-                   const GlobalOptions& g, CourseLint& c) {
+                   const GlobalOptions& g, CourseLint& c, LabSources& src) {
   // The spinner says which lab is being checked; without one, a line does.
   if (!g.json && !Activity::enabled()) std::cerr << Style::dim("checking " + lab.folder + "…") << "\n";
   if (o.write_lessons) write_lesson(lab, course.root(), g.json);
-  LabSources src;
   LabLint l;
   {
     Activity a("checking " + lab.folder + ": files, lesson and markers");
@@ -83,17 +83,29 @@ void check_one_lab(const Course& course, const LabInfo& lab, Session* session, b
       a.update("checking " + lab.folder + ": builds and fixtures");
       lint_lab_builds(*session, src, l);
     }
-    if (gpu) {
-      a.update("checking " + lab.folder + ": verdicts and margins on the GPU");
-      GpuLintOptions go;
-      go.cap_s = o.cap_s;
-      lint_lab_gpu(*session, src, go, l);
-    }
   }
   c.published = c.published || src.published;
   if (l.manifest_error) c.skipped.push_back({lab.folder + ": builds and GPU checks", "lab.json does not load"});
-  if (!g.json) print_lab(l, g.verbose);
+  if (!g.json && !gpu) print_lab(l, g.verbose);
   c.labs.push_back(std::move(l));
+}
+
+// Every lab's GPU checks at once (their grades share the GPU as grades do),
+// then every lab printed in order.
+void check_labs_on_gpu(Session& session, const std::vector<LabSources>& sources, const CheckCommandOptions& o,
+                       const GlobalOptions& g, CourseLint& c) {
+  if (!g.json && !Activity::enabled())
+    std::cerr << Style::dim("checking on the GPU: " + std::to_string(c.labs.size()) + " lab" +
+                            (c.labs.size() == 1 ? "" : "s") + ", " + std::to_string(o.jobs) + " grades at a time…")
+              << "\n";
+  std::vector<std::pair<const LabSources*, LabLint*>> labs;
+  for (std::size_t i = 0; i < sources.size(); ++i) labs.push_back({&sources[i], &c.labs[i]});
+  GpuLintOptions go;
+  go.cap_s = o.cap_s;
+  go.jobs = o.jobs;
+  lint_labs_gpu(session, labs, go);
+  if (!g.json)
+    for (const auto& l : c.labs) print_lab(l, g.verbose);
 }
 
 // What was skipped and why, the counts, and what the exit code means.
@@ -146,7 +158,10 @@ int run_check(const CheckCommandOptions& o, const GlobalOptions& g) {
          "fixture verdicts on the GPU)",
          o.static_only ? std::string("--static-only") : "no GPU: " + session->device.reason});
 
-  for (const auto& lab : labs) check_one_lab(course, lab, session ? &*session : nullptr, gpu, o, g, c);
+  std::vector<LabSources> sources(labs.size());
+  for (std::size_t i = 0; i < labs.size(); ++i)
+    check_one_lab(course, labs[i], session ? &*session : nullptr, gpu, o, g, c, sources[i]);
+  if (gpu) check_labs_on_gpu(*session, sources, o, g, c);
   if (c.published)
     c.skipped.insert(c.skipped.begin(), {"solution-based checks (solution builds and passes, stray hunks, TODO regions "
                                          "filled, threshold margins, fixture verdicts)",
@@ -173,6 +188,8 @@ Command check_command() {
                          "first write each lesson's lists of checks (from lab.json) and measured tables (from "
                          "docs/measurements)");
             sub.add_option("--cap", o->cap_s, "seconds of timing per case on the GPU (default 3)");
+            sub.add_option("--jobs", o->jobs, "grades at once on the GPU (default: a quarter of the cores, 2 to 6)")
+                ->check(CLI::Range(1, 64));
             return [o, &g] { return run_check(*o, g); };
           }};
 }

@@ -84,6 +84,10 @@ Manifest with_sanitizer_checks(Manifest manifest);
 std::string value_text(const nlohmann::json& v);
 
 nlohmann::json report_to_json(const GradeReport& report);
+// A report as report_to_json wrote it (another grader process's, e.g. a child
+// grade of `grader check`). Every key it reads is required; throws
+// nlohmann::json::exception or std::invalid_argument naming what is wrong.
+GradeReport report_from_json(const nlohmann::json& j);
 void print_report(const GradeReport& report, bool verbose);
 
 }  // namespace grader

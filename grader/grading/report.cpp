@@ -127,6 +127,60 @@ json report_to_json(const GradeReport& r) {
           {"exit_code", r.exit_code}};
 }
 
+namespace {
+CheckResult check_from_json(const json& j) {
+  CheckResult c;
+  c.kind = j.at("kind").get<std::string>();
+  c.status = j.at("status").get<Outcome>();
+  c.summary = j.at("summary").get<std::string>();
+  c.details = j.at("details").get<std::vector<std::string>>();
+  c.symptom = j.at("symptom").get<std::string>();
+  c.data = j.at("data");
+  return c;
+}
+}  // namespace
+
+GradeReport report_from_json(const json& j) {
+  if (j.at("schema") != "cuda-memory-labs/grade/1")
+    throw std::invalid_argument("not a grade report: " + j.at("schema").dump());
+  GradeReport r;
+  r.lab_folder = j.at("lab").get<std::string>();
+  r.title = j.at("title").get<std::string>();
+  r.submission = j.at("submission").get<std::string>();
+  r.seed = j.at("seed").get<std::uint64_t>();
+  r.arch = j.at("arch").get<std::string>();
+  const json& gpu = j.at("gpu");
+  r.device.present = !gpu.is_null();
+  r.device.reason = j.at("no_gpu_reason").get<std::string>();
+  if (r.device.present) {
+    r.device.name = gpu.at("name").get<std::string>();
+    r.device.arch = gpu.at("arch").get<std::string>();
+    r.device.sms = gpu.at("sms").get<int>();
+  }
+  const json& build = j.at("build").at("student");
+  r.student_build.ok = build.at("ok").get<bool>();
+  r.student_build.cached = build.at("cached").get<bool>();
+  r.student_build.seconds = build.at("seconds").get<double>();
+  r.student_build.stage = build.at("stage").get<std::string>();
+  r.student_build.diagnostics = build.at("diagnostics").get<std::string>();
+  for (const json& s : j.at("steps")) {
+    StepResult st;
+    st.id = s.at("id").get<int>();
+    st.title = s.at("title").get<std::string>();
+    st.points = s.at("points").get<int>();
+    st.status = s.at("status").get<Outcome>();
+    for (const json& c : s.at("checks")) st.checks.push_back(check_from_json(c));
+    st.symptom_hint = s.at("symptom_hint").get<std::string>();
+    r.steps.push_back(std::move(st));
+  }
+  if (!j.at("current_step").is_null()) r.current_step = j.at("current_step").get<int>();
+  r.notes = j.at("notes").get<std::vector<std::string>>();
+  r.program_output = j.at("program_output").get<std::string>();
+  r.seconds = j.at("seconds").get<double>();
+  r.exit_code = j.at("exit_code").get<int>();
+  return r;
+}
+
 void print_report(const GradeReport& r, bool verbose) {
   std::cout << Style::bold(r.lab_folder) << "  " << r.title << "\n";
   std::cout << Style::dim("  " +

@@ -133,5 +133,35 @@ TEST(ReportJson, OutcomesAreNames) {
   EXPECT_EQ(name_of(Outcome::skipped), "skipped");
 }
 
+// `grader check` reads its child grades back: what it reads is what was written.
+TEST(ReportJson, AReportReadsBackAsItWasWritten) {
+  GradeReport r = report({step(2, "pass", {check("speedup", "pass", session(1200))}),
+                          step(4, "fail", {check("correct", "fail", {{"case", "33x4097"}})}), step(5, "locked", {})});
+  r.steps[1].checks[0].symptom = "mismatch";
+  r.steps[1].symptom_hint = "look at the edges";
+  r.seed = 1234567890123ull;
+  r.notes = {"a note"};
+  r.program_output = "printed";
+  r.student_build.diagnostics = "none";
+  const GradeReport back = report_from_json(report_to_json(r));
+  EXPECT_EQ(report_to_json(back), report_to_json(r));
+  EXPECT_EQ(back.current_step, 4);
+  EXPECT_EQ(back.exit_code, kExitStepFailed);
+  EXPECT_EQ(back.steps[1].checks[0].status, Outcome::fail);
+  EXPECT_EQ(back.steps[2].status, Outcome::locked);
+
+  json missing = report_to_json(r);
+  missing["steps"][0]["checks"][0].erase("status");
+  EXPECT_ANY_THROW(report_from_json(missing));
+  json other = report_to_json(r);
+  other["schema"] = "cuda-memory-labs/batch/1";
+  EXPECT_ANY_THROW(report_from_json(other));
+  json no_gpu = report_to_json(r);
+  no_gpu["gpu"] = nullptr;
+  no_gpu["no_gpu_reason"] = "no driver";
+  EXPECT_FALSE(report_from_json(no_gpu).device.present);
+  EXPECT_EQ(report_from_json(no_gpu).device.reason, "no driver");
+}
+
 }  // namespace
 }  // namespace grader

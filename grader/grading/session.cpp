@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 
 #include "activity.hpp"
@@ -51,7 +52,7 @@ Session Session::open(const GlobalOptions& global, bool measure_bandwidth) {
 fs::path Session::new_run_dir(const std::string& tag) const {
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now).count();
-  static int counter = 0;
+  static std::atomic<int> counter{0};  // run folders are made on several threads (grader check)
   const fs::path dir =
       course.state_dir() / "runs" /
       (tag + "-" + std::to_string(ms) + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++));

@@ -1,0 +1,44 @@
+#include "child_grade.hpp"
+
+#include <stdexcept>
+
+#include "child_process.hpp"
+#include "text.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace grader {
+
+GradeReport grade_in_child(const ChildGradeCall& call) {
+  fs::create_directories(call.work_dir);
+  ChildOptions o;
+  const fs::path grader = call.grader.empty() ? fs::read_symlink("/proc/self/exe") : call.grader;
+  o.argv = {grader.string(), "--json", "--no-color", "--root", call.course_root.string()};
+  if (!call.arch.empty()) o.argv.insert(o.argv.end(), {"--arch", call.arch});
+  o.argv.insert(o.argv.end(), {"grade", call.lab, "--submission", call.submission.string(), "--fresh", "--cap",
+                               fixed(call.cap_s, 2)});
+  if (call.all_steps) o.argv.push_back("--all");
+  o.stdout_file = call.work_dir / "report.json";
+  o.stderr_file = call.work_dir / "stderr.txt";
+  o.timeout_s = call.timeout_s;
+  o.max_file_bytes = 0;  // a trusted program: the grader itself
+  const ChildResult r = run_child(o);
+  if (r.interrupted) throw Interrupted();
+  const std::string said = read_file(o.stderr_file).value_or("");
+  const std::string last = said.size() > 2000 ? "…" + said.substr(said.size() - 2000) : said;
+  if (!r.started) throw std::runtime_error("could not start the grader: " + r.start_error);
+  if (r.timed_out)
+    throw std::runtime_error("the grade took over " + fixed(call.timeout_s, 0) + " s and was stopped" +
+                             (last.empty() ? "" : ": " + last));
+  try {
+    return report_from_json(json::parse(read_file(o.stdout_file).value_or("")));
+  } catch (const std::exception& e) {
+    const std::string how =
+        r.signaled ? "was killed by signal " + std::to_string(r.signal) : "exited " + std::to_string(r.exit_code);
+    throw std::runtime_error("the grade " + how + " without a report (" + e.what() + ")" +
+                             (last.empty() ? "" : ": " + last));
+  }
+}
+
+}  // namespace grader

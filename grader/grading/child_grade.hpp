@@ -1,0 +1,31 @@
+// A grade in a grader process of its own: `grader --json grade LAB
+// --submission FILE --fresh`, its report read back. `grader check` grades its
+// skeletons, solutions and fixtures so, several at once: each grade's GPU work
+// takes its turns machine-wide (gpu_lock.hpp), and nothing of one grade's
+// state is shared with another's.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "grading.hpp"
+
+namespace grader {
+
+struct ChildGradeCall {
+  std::filesystem::path grader;  // empty: this very program
+  std::filesystem::path course_root;
+  std::string lab;                   // its folder name
+  std::filesystem::path submission;  // absolute
+  std::string arch;                  // as this process builds
+  bool all_steps = false;            // --all
+  double cap_s = 3.0;                // --cap
+  std::filesystem::path work_dir;    // its output and errors; made if missing
+  double timeout_s = 3600;           // the whole grade
+};
+
+// The child's report. Throws std::runtime_error (with what the child printed
+// last) when it gave none; Interrupted when this grader is.
+GradeReport grade_in_child(const ChildGradeCall& call);
+
+}  // namespace grader
