@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 
 #include "referee_phases.hpp"
 #include "timing.cuh"
@@ -29,6 +30,12 @@ constexpr std::size_t kMinDecidingRounds = 6;
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string seconds_text(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f s", s);
+  return text;
 }
 
 const std::vector<double>& samples_for(const Samples& s, const std::string& what) {
@@ -68,8 +75,10 @@ void TimingSession::run(json& result) {
   if (!warm_up()) return fail(result);
   phase("warm-up");
   const auto t0 = std::chrono::steady_clock::now();
+  parts_ = {};
   const bool sampled = sample_until_converged(t0);
-  phase(std::to_string(s_.rounds) + " rounds");
+  phase(std::to_string(s_.rounds) + " rounds (fresh inputs " + seconds_text(parts_.inputs_s) + ", timed slots " +
+        seconds_text(parts_.slots_s) + ", checks " + seconds_text(parts_.checks_s) + ")");
   if (!sampled) return fail(result);
   const double wall = seconds_since(t0);
   time_baseline_alone_again();
@@ -189,7 +198,13 @@ void TimingSession::time_baseline_alone_again() {
 bool TimingSession::round(Samples& s) {
   double t[2][5] = {};  // per half: A, B, C, L, N
   for (int half = 0; half < 2; ++half) {
+    auto t_part = std::chrono::steady_clock::now();
+    const auto part = [&t_part](double& into) {
+      into += seconds_since(t_part);
+      t_part = std::chrono::steady_clock::now();
+    };
     new_inputs(true);
+    part(parts_.inputs_s);
     // The baseline's sample: before the candidate ran in the first half
     // (the paused worker cannot learn it), after it in the second.
     std::vector<std::size_t> sample;
@@ -206,8 +221,11 @@ bool TimingSession::round(Samples& s) {
       sample = sample_sets(k_baseline_);
       A();
     }
+    part(parts_.slots_s);
     ++candidate_batches_;
-    if (!verify(sample)) {
+    const bool verified = verify(sample);
+    part(parts_.checks_s);
+    if (!verified) {
       failure_.detail["round"] = s.rounds + 1;
       failure_.detail["batches_before"] = candidate_batches_ - 1;
       return false;

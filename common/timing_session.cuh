@@ -98,6 +98,10 @@ class TimingSession {
   Samples s_;
   std::size_t candidate_batches_ = 0, verified_launches_ = 0, verified_outputs_ = 0, fresh_input_sets_ = 0;
   TimedFailure failure_;
+  // Where the sampled rounds' time went, for the referee's phases.
+  struct RoundParts {
+    double inputs_s = 0, slots_s = 0, checks_s = 0;
+  } parts_;
 };
 
 }  // namespace memlabs::timing_detail
