@@ -65,61 +65,70 @@ __global__ void digest_bytes(const unsigned char* p, std::size_t n, std::size_t 
   if (i < n) atomicAdd(sum, static_cast<unsigned long long>(mix64((std::uint64_t(p[i]) << 56) ^ mix64(offset + i))));
 }
 
-// A small counter block in device memory, read back after the kernels.
-class DeviceCounters {
- public:
-  DeviceCounters() : buffer_(sizeof(Counters)) {}
-  Counters* reset(cudaStream_t s, unsigned long long first) {
-    const Counters init{0, first};
-    CUDA_CHECK(cudaMemcpyAsync(buffer_.data(), &init, sizeof init, cudaMemcpyHostToDevice, s));
-    return reinterpret_cast<Counters*>(buffer_.data());
-  }
-  Counters read(cudaStream_t s) {
-    Counters c{};
-    CUDA_CHECK(cudaMemcpyAsync(&c, buffer_.data(), sizeof c, cudaMemcpyDeviceToHost, s));
-    CUDA_CHECK(cudaStreamSynchronize(s));
-    return c;
-  }
+// A few counters in device memory, read back after the kernels. One block for
+// the process, made at the first check and kept: a cudaMalloc and a cudaFree
+// (which waits for the whole device) for every digest and scan of every batch
+// cost a timing session more than the checks themselves. The referee checks
+// from one thread.
+constexpr int kCounterSlots = 4;
+Counters* counter_block() {
+  static Counters* block = [] {
+    void* p = nullptr;
+    CUDA_CHECK(cudaMalloc(&p, kCounterSlots * sizeof(Counters)));
+    return static_cast<Counters*>(p);
+  }();
+  return block;
+}
 
- private:
-  DeviceBuffer<unsigned char> buffer_;
-};
+// The first `n` counters set to `init`, on `s`.
+Counters* reset_counters(cudaStream_t s, const Counters* init, int n) {
+  Counters* c = counter_block();
+  CUDA_CHECK(cudaMemcpyAsync(c, init, n * sizeof(Counters), cudaMemcpyHostToDevice, s));
+  return c;
+}
+
+// The first `n` counters, once the kernels before on `s` are done.
+void read_counters(cudaStream_t s, Counters* out, int n) {
+  CUDA_CHECK(cudaMemcpyAsync(out, counter_block(), n * sizeof(Counters), cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaStreamSynchronize(s));
+}
 
 template <class Word>
 OutputScan scan_words(const Output& out, cudaStream_t s, Word poison, Word canary) {
   OutputScan r;
-  DeviceCounters counters;
   const Word* base = reinterpret_cast<const Word*>(out.storage());
   const std::size_t g = out.guard_words(), n = out.count();
-  Counters* c = counters.reset(s, n);
+  // [0] the poison still in the data, [1] and [2] the guards before and after it changed.
+  const Counters init[3] = {{0, n}, {0, 0}, {0, 0}};
+  Counters* c = reset_counters(s, init, 3);
   count_equal<Word><<<blocks_for(n), kThreads, 0, s>>>(base + g, n, poison, c);
   CUDA_CHECK_LAUNCH();
-  Counters got = counters.read(s);
-  r.unwritten = got.count;
-  r.first_unwritten = got.count ? got.first : n;
-  c = counters.reset(s, 0);
-  count_different<Word><<<blocks_for(g), kThreads, 0, s>>>(base, g, canary, c);
+  count_different<Word><<<blocks_for(g), kThreads, 0, s>>>(base, g, canary, c + 1);
   CUDA_CHECK_LAUNCH();
-  r.guard_before_intact = counters.read(s).count == 0;
-  c = counters.reset(s, 0);
-  count_different<Word><<<blocks_for(g), kThreads, 0, s>>>(base + g + n, g, canary, c);
+  count_different<Word><<<blocks_for(g), kThreads, 0, s>>>(base + g + n, g, canary, c + 2);
   CUDA_CHECK_LAUNCH();
-  r.guard_after_intact = counters.read(s).count == 0;
+  Counters got[3];
+  read_counters(s, got, 3);
+  r.unwritten = got[0].count;
+  r.first_unwritten = got[0].count ? got[0].first : n;
+  r.guard_before_intact = got[1].count == 0;
+  r.guard_after_intact = got[2].count == 0;
   return r;
 }
 
 template <class T>
 DeviceComparison compare_typed(const Output& want, const Output& got, double scale, cudaStream_t s) {
   DeviceComparison r;
-  DeviceCounters counters;
   const std::size_t n = want.count();
-  Counters* c = counters.reset(s, n);
+  const Counters init{0, n};
+  Counters* c = reset_counters(s, &init, 1);
   const T* w = static_cast<const T*>(want.raw_data());
   const T* g = static_cast<const T*>(got.raw_data());
   count_mismatches<T><<<blocks_for(n), kThreads, 0, s>>>(w, g, n, scale * want.tolerance().rtol,
                                                          scale * want.tolerance().atol, dtype_is_float(want.type()), c);
   CUDA_CHECK_LAUNCH();
-  const Counters got_counts = counters.read(s);
+  Counters got_counts{};
+  read_counters(s, &got_counts, 1);
   r.mismatches = got_counts.count;
   r.first = got_counts.count ? got_counts.first : n;
   if (r.mismatches) {
@@ -160,21 +169,20 @@ DeviceComparison compare_outputs(const Output& expected, const Output& got, doub
 }
 
 std::uint64_t device_digest(const void* data, std::size_t bytes, cudaStream_t s) {
-  DeviceBuffer<unsigned long long> sum(1);
-  CUDA_CHECK(cudaMemsetAsync(sum.data(), 0, sizeof(unsigned long long), s));
+  const Counters init{0, 0};
+  unsigned long long* sum = &reset_counters(s, &init, 1)->count;
   const std::size_t words = bytes / 8, tail = bytes % 8;
   if (words) {
-    digest_words<<<blocks_for(words), kThreads, 0, s>>>(static_cast<const std::uint64_t*>(data), words, sum.data());
+    digest_words<<<blocks_for(words), kThreads, 0, s>>>(static_cast<const std::uint64_t*>(data), words, sum);
     CUDA_CHECK_LAUNCH();
   }
   if (tail) {
-    digest_bytes<<<1, 8, 0, s>>>(static_cast<const unsigned char*>(data) + 8 * words, tail, 8 * words, sum.data());
+    digest_bytes<<<1, 8, 0, s>>>(static_cast<const unsigned char*>(data) + 8 * words, tail, 8 * words, sum);
     CUDA_CHECK_LAUNCH();
   }
-  unsigned long long out = 0;
-  CUDA_CHECK(cudaMemcpyAsync(&out, sum.data(), sizeof out, cudaMemcpyDeviceToHost, s));
-  CUDA_CHECK(cudaStreamSynchronize(s));
-  return out;
+  Counters out{};
+  read_counters(s, &out, 1);
+  return out.count;
 }
 
 }  // namespace memlabs
