@@ -39,6 +39,9 @@ struct RefereeArgs {
   std::vector<std::pair<std::string, double>> decide;  // thresholds the grader will judge
   std::string out_file, err_file;
   Isolation isolation;
+  // time: the GPU's lock file (gpu_turn.hpp). The referee takes its own turns:
+  // shared while it starts, alone for everything it times.
+  std::string gpu_lock;
 };
 
 // A run that cannot go on: what the result says about it ("timeout", "crash",

@@ -7,10 +7,12 @@
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <random>
 
 #include "compare.hpp"
 #include "device_checks.cuh"
+#include "gpu_turn.hpp"
 #include "referee.cuh"
 #include "referee_phases.hpp"
 #include "referee_protocol.hpp"
@@ -63,6 +65,8 @@ RefereeArgs parse_args(int argc, char** argv) {
       a.out_file = value;
     else if (key == "--stderr")
       a.err_file = value;
+    else if (key == "--gpu-lock")
+      a.gpu_lock = value;
     else if (key == "--fd")
       continue;  // serve's descriptor: always 3
     else if (key == "--decide") {
@@ -277,6 +281,14 @@ int main(int argc, char** argv) {
       check_cases(lab, a.cases);
       if (a.mode == "time" && a.cases.size() != 1) throw UsageError("time takes exactly one --case");
       result["seed"] = a.seed;
+      // A timing shares the GPU while it starts (CUDA, its server, the first
+      // buffers) and has it alone for what it times (timing.cu); before CUDA
+      // starts, no other grade may be timing.
+      std::unique_ptr<GpuTurnFiles> turn;
+      if (a.mode == "time" && !a.gpu_lock.empty()) {
+        turn = std::make_unique<GpuTurnFiles>(a.gpu_lock);
+        take_gpu_turn(*turn, GpuUse::shared);
+      }
       const auto cuda_begin = RefereePhases::Clock::now();
       const cudaError_t e = cudaFree(nullptr);
       referee_phases().note("starting CUDA", cuda_begin);
@@ -289,7 +301,7 @@ int main(int argc, char** argv) {
         if (a.mode == "run")
           mode_run(lab, a, result);
         else
-          time_mode(lab, a, result);
+          time_mode(lab, a, result, turn.get());
       }
     } else {
       throw UsageError("unknown mode \"" + a.mode + "\"");

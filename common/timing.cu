@@ -46,12 +46,13 @@ const std::vector<double>& samples_for(const Samples& s, const std::string& what
 
 }  // namespace
 
-TimingSession::TimingSession(const LabDefinition& lab, const RefereeArgs& a)
-    : lab_(lab), a_(a), case_(a.cases.at(0)), rng_(std::random_device{}()) {
+TimingSession::TimingSession(const LabDefinition& lab, const RefereeArgs& a, GpuTurnFiles* turn)
+    : lab_(lab), a_(a), case_(a.cases.at(0)), rng_(std::random_device{}()), turn_(turn) {
   CUDA_CHECK(cudaStreamCreate(&stream_));
 }
 
 TimingSession::~TimingSession() {
+  if (turn_) turn_->give_back();  // after a failure too: ending the servers times nothing
   worker_.kill_all();
   trusted_.kill_all();
   trusted_sets_.clear();
@@ -68,6 +69,12 @@ void TimingSession::run(json& result) {
   };
   const std::size_t set_bytes = open_first_set();
   phase("the trusted server and one buffer set");
+  // From here to the baseline timed alone again, everything is timed or sized
+  // by what was timed: no other grade's work may run on the GPU meanwhile.
+  if (turn_) {
+    take_gpu_turn(*turn_, GpuUse::exclusive);
+    begin = std::chrono::steady_clock::now();
+  }
   time_alone(set_bytes);
   phase("the trusted slots timed alone");
   open_sets();
@@ -83,6 +90,7 @@ void TimingSession::run(json& result) {
   const double wall = seconds_since(t0);
   time_baseline_alone_again();
   phase("the baseline alone again");
+  if (turn_) turn_->give_back();  // freeing the buffers and ending the servers time nothing
   report(result, wall, seconds_since(t_start));
 }
 
@@ -274,9 +282,19 @@ bool TimingSession::any_undecided() const {
 
 }  // namespace timing_detail
 
-void time_mode(const LabDefinition& lab, const RefereeArgs& a, json& result) {
+void take_gpu_turn(GpuTurnFiles& turn, GpuUse use) {
+  const auto begin = RefereePhases::Clock::now();
+  bool waited = false;
+  turn.take(use, [&] { waited = true; });
+  if (waited)
+    referee_phases().note(use == GpuUse::exclusive ? "waiting for the GPU alone (other grades' work was running)"
+                                                   : "waiting for the GPU (another grade was timing)",
+                          begin);
+}
+
+void time_mode(const LabDefinition& lab, const RefereeArgs& a, json& result, GpuTurnFiles* turn) {
   try {
-    timing_detail::TimingSession(lab, a).run(result);
+    timing_detail::TimingSession(lab, a, turn).run(result);
   } catch (const RunFailure& f) {
     result["status"] = "failed";
     result["failure"] = f.failure();

@@ -30,11 +30,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpu_turn.hpp"
 #include "referee.cuh"
 
 namespace memlabs {
 
 // Fills result["timing"] (and result["status"], result["failure"]) for a.cases[0].
-void time_mode(const LabDefinition& lab, const RefereeArgs& a, nlohmann::json& result);
+// `turn`, when given, is this referee's turn on the GPU, held shared: the
+// session takes it alone for what it times and gives it back before its teardown.
+void time_mode(const LabDefinition& lab, const RefereeArgs& a, nlohmann::json& result, GpuTurnFiles* turn = nullptr);
+
+// Takes `use` on `turn`, noting a wait among the referee's phases.
+void take_gpu_turn(GpuTurnFiles& turn, GpuUse use);
 
 }  // namespace memlabs

@@ -38,7 +38,7 @@ struct TimedFailure {
 
 class TimingSession {
  public:
-  TimingSession(const LabDefinition& lab, const RefereeArgs& a);
+  TimingSession(const LabDefinition& lab, const RefereeArgs& a, GpuTurnFiles* turn);
   ~TimingSession();
 
   void run(nlohmann::json& result);
@@ -98,6 +98,7 @@ class TimingSession {
   Samples s_;
   std::size_t candidate_batches_ = 0, verified_launches_ = 0, verified_outputs_ = 0, fresh_input_sets_ = 0;
   TimedFailure failure_;
+  GpuTurnFiles* turn_;  // this referee's turn on the GPU, or none
   // Where the sampled rounds' time went, for the referee's phases.
   struct RoundParts {
     double inputs_s = 0, slots_s = 0, checks_s = 0;

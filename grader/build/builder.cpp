@@ -24,12 +24,12 @@ const std::vector<std::string> kSourceExtensions = {".cu", ".cuh", ".hpp", ".h",
 
 // common/'s translation units, and which program links which.
 const std::vector<std::string> kCommonUnits = {
-    "referee_main.cu",  "referee_support.cu", "timing.cu",         "timing_slots.cu",  "timing_report.cu",
-    "device_checks.cu", "serve.cu",           "shared_memory.cu",  "worker_main.cu",   "channel.cpp",
-    "isolation.cpp",    "server_process.cpp", "server_launch.cpp", "process_table.cpp"};
+    "referee_main.cu",  "referee_support.cu", "timing.cu",         "timing_slots.cu",   "timing_report.cu",
+    "device_checks.cu", "serve.cu",           "shared_memory.cu",  "worker_main.cu",    "channel.cpp",
+    "isolation.cpp",    "server_process.cpp", "server_launch.cpp", "process_table.cpp", "gpu_turn.cpp"};
 const std::vector<std::string> kRefereeUnits = {
     "referee_main",  "referee_support", "timing",        "timing_slots",  "timing_report", "device_checks", "serve",
-    "shared_memory", "server_process",  "server_launch", "process_table", "channel",       "isolation"};
+    "shared_memory", "server_process",  "server_launch", "process_table", "channel",       "isolation",     "gpu_turn"};
 const std::vector<std::string> kWorkerUnits = {"worker_main", "serve", "shared_memory", "channel"};
 
 std::string stem_of(const std::string& unit) { return fs::path(unit).stem().string(); }

@@ -133,6 +133,8 @@ std::vector<std::string> referee_argv(const RefereeCall& call, const fs::path& p
                            "--stderr", program_err.string()});
   for (auto& a : referee_isolation_args(isolation_from_environment(), call.request_timeout_s))
     argv.push_back(std::move(a));
+  if (call.referee_takes_turns && !process_gpu_lock().empty())
+    argv.insert(argv.end(), {"--gpu-lock", process_gpu_lock().string()});
   return argv;
 }
 
@@ -174,7 +176,12 @@ void make_timing_call(RefereeCall& call, const std::string& case_name, std::uint
   // Room for a few requests that may each take the lab's timeout, and for the
   // timed rounds, which stop at the cap.
   call.timeout_s = 3 * lab_timeout_s + 6 * cap_s + 60;
+  call.referee_takes_turns = true;
 }
+
+// How long a referee that takes its own GPU turns may wait for them, beyond
+// its own limit: other grades' timings on a shared GPU, one after another.
+constexpr double kTurnWaitAllowanceS = 3600;
 
 RunnerOutcome call_referee(const RefereeCall& call) {
   RunnerOutcome out;
@@ -188,13 +195,18 @@ RunnerOutcome call_referee(const RefereeCall& call) {
   ChildOptions o;
   o.argv = referee_argv(call, program_out, program_err);
   o.cwd = call.work_dir;
-  o.timeout_s = call.timeout_s;
+  // A referee that takes its own turns may wait for them inside its run: the
+  // wait is not the program's time, so the limit leaves room for it. Its every
+  // request to the program still has the lab's own limit.
+  o.timeout_s = call.timeout_s + (call.referee_takes_turns ? kTurnWaitAllowanceS : 0);
   o.capture_stdout_bytes = kMaxResultBytes;
   o.stderr_file = call.work_dir / "referee-stderr.txt";
+  o.cancel = call.cancel;
   std::chrono::steady_clock::time_point started;
   {
-    // One grade at a time on this GPU, machine-wide; the wait is not the program's time.
-    const ProcessGpuTurn turn(call.gpu_use);
+    // Turns on this GPU, machine-wide (gpu_lock.hpp); the wait is not the program's time.
+    std::optional<ProcessGpuTurn> turn;
+    if (!call.referee_takes_turns) turn.emplace(call.gpu_use);
     started = std::chrono::steady_clock::now();
     out.child = run_child(o);
   }
@@ -208,6 +220,7 @@ RunnerOutcome call_referee(const RefereeCall& call) {
   };
   if (!out.child.started) return fail("referee", "could not start the referee: " + out.child.start_error);
   if (out.child.interrupted) throw Interrupted();
+  if (out.child.cancelled) return fail("cancelled", "stopped: no check needed its answer");
   if (out.child.timed_out)
     return fail("timeout", call.who + " did not finish within " + std::to_string(static_cast<int>(call.timeout_s)) +
                                " s in all and was stopped: an endless loop, or a kernel far slower than the baseline?");

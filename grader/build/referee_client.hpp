@@ -5,6 +5,7 @@
 // process holds. What the submission's program printed is shown, never trusted.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -44,6 +45,11 @@ struct RefereeCall {
   // How the call uses the GPU (gpu_lock.hpp): alone unless it times nothing and
   // reads nothing of the whole GPU's state.
   memlabs::GpuUse gpu_use = memlabs::GpuUse::exclusive;
+  // A timing: the referee takes its own turns (shared while it starts, alone
+  // for what it times), so it can start beside a grade's other runs.
+  bool referee_takes_turns = false;
+  // Becomes true when nobody needs the answer any more: the referee is stopped.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 RunnerOutcome call_referee(const RefereeCall& call);

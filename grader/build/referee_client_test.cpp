@@ -1,6 +1,15 @@
 #include "referee_client.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <thread>
+
+#include "gpu_lock.hpp"
+#include "referee_protocol.hpp"
+
+namespace fs = std::filesystem;
 
 namespace grader {
 namespace {
@@ -14,6 +23,63 @@ TEST(TimingCall, NamesTheCaseTheSeedAndTheCapAndLeavesRoomForTheRounds) {
   EXPECT_EQ(call.request_timeout_s, 60);
   EXPECT_GT(call.timeout_s, 3 * 60 + 3.0);  // a few requests and the rounds
   EXPECT_EQ(call.who, "the reference");     // what the caller set stays
+  EXPECT_TRUE(call.referee_takes_turns);    // shared while it starts, alone for what it times
+}
+
+// A timing's referee takes its own turns: the grader takes none for it (a
+// shared turn of its own would keep the referee from ever timing alone) and
+// hands it the lock file. Any other call runs only in the grader's turn.
+TEST(RefereeTurns, ATimingsRefereeGetsTheLockFileAndTheGraderTakesNoTurnForIt) {
+  const fs::path dir = fs::temp_directory_path() / ("referee_client_test-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path lock = dir / "gpu.lock", argv_file = dir / "argv", referee = dir / "referee.sh";
+  std::ofstream(referee) << "#!/bin/sh\nprintf '%s\\n' \"$@\" > " << argv_file.string()
+                         << "\necho '{\"protocol\": " << memlabs::kRefereeProtocol
+                         << ", \"status\": \"usage\", \"failure\": {\"message\": \"stand-in\"}}'\n";
+  fs::permissions(referee, fs::perms::owner_all);
+  set_process_gpu_lock(lock);
+  const auto args = [&] {
+    std::ifstream in(argv_file);
+    std::vector<std::string> v;
+    for (std::string line; std::getline(in, line);) v.push_back(line);
+    return v;
+  };
+  RefereeCall call;
+  call.referee = referee;
+  call.work_dir = dir / "work";
+  make_timing_call(call, "1x1", 1, 1.0, 5);
+  {
+    // Another grade holds the GPU alone: a grader-side turn would wait here.
+    GpuTurn held(lock, memlabs::GpuUse::exclusive);
+    const RunnerOutcome out = call_referee(call);
+    EXPECT_EQ(out.category, "usage") << out.message;
+  }
+  const auto timing_args = args();
+  const auto at = std::find(timing_args.begin(), timing_args.end(), "--gpu-lock");
+  ASSERT_NE(at, timing_args.end());
+  ASSERT_NE(at + 1, timing_args.end());
+  EXPECT_EQ(*(at + 1), lock.string());
+
+  RefereeCall run = call;
+  run.args = {"run", "--case", "1x1"};
+  run.referee_takes_turns = false;
+  run.gpu_use = memlabs::GpuUse::shared;
+  std::atomic<bool> done{false};
+  auto held = std::make_unique<GpuTurn>(lock, memlabs::GpuUse::exclusive);
+  std::thread t([&] {
+    call_referee(run);
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(done.load()) << "a correctness run started while another grade timed";
+  held.reset();
+  t.join();
+  EXPECT_TRUE(done.load());
+  const auto run_args = args();
+  EXPECT_EQ(std::find(run_args.begin(), run_args.end(), "--gpu-lock"), run_args.end());
+  set_process_gpu_lock({});
+  fs::remove_all(dir);
 }
 
 // The sentence for a CUDA error says what the error means for a kernel.

@@ -91,10 +91,18 @@ void LabGrader::run_correctness() {
   // device memory, which other runs of programs take and give back), so with
   // facts to gather this run has the GPU to itself and the tools start after it.
   rc.gpu_use = gathers_facts ? memlabs::GpuUse::exclusive : memlabs::GpuUse::shared;
-  if (!gathers_facts) start_tool_runs();
+  // The first timing starts here too: its referee waits for these runs (shared
+  // turns) before it times anything, and is stopped if no step reaches it.
+  if (!gathers_facts) {
+    start_tool_runs();
+    start_first_timing();
+  }
   student_run_ = call_referee(rc);
   if (student_run_.category == "timeout") cancel_tool_runs_ = true;  // each would hang to its own limit
-  if (gathers_facts && student_run_.category != "timeout") start_tool_runs();
+  if (gathers_facts && student_run_.category != "timeout") {
+    start_tool_runs();
+    start_first_timing();
+  }
   if (!student_run_.stdout_head.empty() || !student_run_.stderr_head.empty())
     rep_.program_output = student_run_.stdout_head + student_run_.stderr_head;
 }

@@ -1,6 +1,8 @@
 // The timed checks (speedup, fraction of peak, fraction of a library): one
 // referee timing session per case serves every check on it.
 #include <algorithm>
+#include <chrono>
+#include <future>
 #include <sstream>
 
 #include "activity.hpp"
@@ -14,13 +16,11 @@ using nlohmann::json;
 
 namespace grader {
 
-const RunnerOutcome& LabGrader::timing_for(const std::string& case_name) {
-  auto it = timing_.find(case_name);
-  if (it != timing_.end()) return it->second;
-  finish_tool_runs();  // a timing has the GPU to itself
-  Activity activity("timing " + case_name + " (baseline, yours, memcpy)");
+void LabGrader::start_timing(const std::string& case_name) {
+  if (timings_.count(case_name)) return;
   RefereeCall rc = referee_call("time-" + case_name);
   make_timing_call(rc, case_name, rep_.seed, o_.cap_s, m_.timeout_s);
+  rc.cancel = &cancel_timings_;
   // Every threshold any step puts on this case, so one session decides them all.
   const auto decide = [&](const Check& c) {
     if (is_timed(c) && c.case_name == case_name)
@@ -31,7 +31,22 @@ const RunnerOutcome& LabGrader::timing_for(const std::string& case_name) {
       decide(c);
       for (const auto& f : c.fallback) decide(f);
     }
-  return timing_.emplace(case_name, call_referee(rc)).first->second;
+  timings_.emplace(case_name, std::async(std::launch::async, [rc] { return call_referee(rc); }).share());
+}
+
+// The case the first timed check reads: it is timed while the program's
+// correctness run and tool runs go on, and is stopped if no step reaches it.
+void LabGrader::start_first_timing() {
+  if (gpu_unavailable()) return;
+  for (const auto& step : m_.steps)
+    for (const auto& c : step.checks)
+      if (is_timed(c)) return start_timing(c.case_name);
+}
+
+const RunnerOutcome& LabGrader::timing_for(const std::string& case_name) {
+  Activity activity("timing " + case_name + " (baseline, yours, memcpy)");
+  start_timing(case_name);
+  return timings_.at(case_name).get();  // an Interrupted rethrows here
 }
 
 // Why the candidate's timed launches cannot be counted: what the referee found

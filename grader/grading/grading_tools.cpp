@@ -154,7 +154,9 @@ void LabGrader::finish_tool_runs() {
 
 void LabGrader::stop_tool_runs() {
   cancel_tool_runs_ = true;
+  cancel_timings_ = true;
   finish_tool_runs();
+  for (auto& [name, f] : timings_) f.wait();
 }
 
 // An ncu run that measured nothing: not allowed to count (a fallback stands

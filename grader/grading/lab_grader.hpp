@@ -51,14 +51,21 @@ class LabGrader {
   // correctness run; nothing when that run did not report the case.
   std::optional<double> output_elements(const std::string& case_name);
   const RunnerOutcome& timing_for(const std::string& case_name);
+  // The referee's timing session of a case, started on a thread of its own. The
+  // referee takes its own GPU turns (shared while it starts, alone for what it
+  // times), so the first timed case starts beside the correctness run: its
+  // start is over by the time the step that reads it comes.
+  void start_timing(const std::string& case_name);
+  void start_first_timing();
 
   // The submission's program under compute-sanitizer or ncu. These runs time
   // nothing: every one the lab asks for starts, side by side, with the
   // correctness run (start_tool_runs), and their checks take the results when
   // their step comes. A program that hangs in the correctness run would hang
   // under every tool too, so they are stopped then (cancel_tool_runs_), and so
-  // are runs no check read once the grade is decided. Nothing is timed until
-  // they have ended (finish_tool_runs): a timing has the GPU to itself.
+  // are runs no check read once the grade is decided. A timing has the GPU to
+  // itself all the same: its referee takes the GPU alone (gpu_lock.hpp) only
+  // once these runs, shared turns all, are done.
   struct ToolOutput {
     RunnerOutcome outcome;
     std::string log;        // the tool's report file
@@ -92,7 +99,8 @@ class LabGrader {
   std::map<std::string, KernelResources> resources_;
   bool correctness_done_ = false;
   RunnerOutcome student_run_;
-  std::map<std::string, RunnerOutcome> timing_;
+  std::atomic<bool> cancel_timings_{false};  // at the grade's end: no check reads them; before the sessions
+  std::map<std::string, std::shared_future<RunnerOutcome>> timings_;  // by case
   int tool_runs_ = 0;                          // numbers the work folders of ncu and sanitizer runs
   std::atomic<bool> cancel_tool_runs_{false};  // declared before the runs, which point at it
   std::map<std::string, std::shared_future<ToolOutput>> tool_outputs_;  // by what ran: tool, kernel, cases
