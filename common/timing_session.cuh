@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu_turn.hpp"
 #include "l2_flush.cuh"
 #include "referee.cuh"
 #include "stats.hpp"

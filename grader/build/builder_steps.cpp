@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
 #include <random>
 
@@ -67,11 +68,15 @@ bool run_tool(std::vector<std::string> argv, const fs::path& work, std::string& 
   o.argv = argv;
   o.cwd = work;
   o.timeout_s = kCompileTimeout;
+  // Files of this call's own: common/'s units compile side by side in one folder,
+  // and a shared name lost one compile's errors to another's clean-up.
+  static std::atomic<unsigned> calls{0};
+  const std::string name = "tool-" + std::to_string(calls++);
   if (stdout_text)
     o.capture_stdout_bytes = 16u << 20;
   else
-    o.stdout_file = work / "tool.stdout";
-  o.stderr_file = work / "tool.stderr";
+    o.stdout_file = work / (name + ".stdout");
+  o.stderr_file = work / (name + ".stderr");
   if (verbose) {
     std::string line = "$";
     for (const auto& a : argv) line += " " + a;
@@ -85,7 +90,7 @@ bool run_tool(std::vector<std::string> argv, const fs::path& work, std::string& 
     log += read_file(o.stdout_file).value_or("");
   log += read_file(o.stderr_file).value_or("");
   std::error_code ec;
-  fs::remove(work / "tool.stdout", ec);
+  if (!o.stdout_file.empty()) fs::remove(o.stdout_file, ec);
   fs::remove(o.stderr_file, ec);
   if (!r.started) {
     log += "could not start " + argv[0] + ": " + r.start_error + "\n";

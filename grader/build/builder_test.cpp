@@ -3,6 +3,11 @@
 #include "builder.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <future>
+
+#include "builder_steps.hpp"
 
 namespace grader {
 namespace {
@@ -64,6 +69,31 @@ TEST(ForbiddenAssembly, DirectivesThatBuildOtherDirectivesAreRefused) {
 
 TEST(ForbiddenAssembly, ACommentMentioningADirectiveIsNotOne) {
   EXPECT_EQ(forbidden_assembly("\tnop # .incbin here would be bad\n"), "");
+}
+
+// common/'s units compile side by side in one folder: each failing compile
+// keeps its own errors (they once shared one log file, and a clean-up erased
+// another compile's errors, so "does not build (common)" came with no reason).
+TEST(ToolRuns, SideBySideInOneFolderEachKeepsItsOwnErrors) {
+  const std::filesystem::path work =
+      std::filesystem::temp_directory_path() / ("builder_test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(work);
+  std::vector<std::future<std::pair<bool, std::string>>> runs;
+  for (int i = 0; i < 8; ++i)
+    runs.push_back(std::async(std::launch::async, [&, i] {
+      std::string log;
+      const bool ok = builder_detail::run_tool(
+          {"/bin/sh", "-c",
+           "sleep 0.0" + std::to_string(i) + "; echo error in unit " + std::to_string(i) + " >&2; exit 1"},
+          work, log, false);
+      return std::make_pair(ok, log);
+    }));
+  for (int i = 0; i < 8; ++i) {
+    const auto [ok, log] = runs[i].get();
+    EXPECT_FALSE(ok);
+    EXPECT_NE(log.find("error in unit " + std::to_string(i)), std::string::npos) << i << ": " << log;
+  }
+  std::filesystem::remove_all(work);
 }
 
 }  // namespace
