@@ -51,6 +51,12 @@ TimingSession::TimingSession(const LabDefinition& lab, const RefereeArgs& a, Gpu
   CUDA_CHECK(cudaStreamCreate(&stream_));
 }
 
+void TimingSession::end_servers() {
+  if (turn_) turn_->give_back();  // ending the servers times nothing
+  worker_.kill_all();
+  trusted_.kill_all();
+}
+
 TimingSession::~TimingSession() {
   if (turn_) turn_->give_back();  // after a failure too: ending the servers times nothing
   worker_.kill_all();
@@ -293,12 +299,17 @@ void take_gpu_turn(GpuTurnFiles& turn, GpuUse use) {
 }
 
 void time_mode(const LabDefinition& lab, const RefereeArgs& a, json& result, GpuTurnFiles* turn) {
+  // Never destroyed: freeing the buffer sets (gigabytes, a synchronisation
+  // each) and the context is left to the driver when the referee exits, after
+  // the grader has the result (referee_main.cu). Its servers end here.
+  auto* session = new timing_detail::TimingSession(lab, a, turn);
   try {
-    timing_detail::TimingSession(lab, a, turn).run(result);
+    session->run(result);
   } catch (const RunFailure& f) {
     result["status"] = "failed";
     result["failure"] = f.failure();
   }
+  session->end_servers();
 }
 
 }  // namespace memlabs

@@ -43,6 +43,9 @@ class TimingSession {
   ~TimingSession();
 
   void run(nlohmann::json& result);
+  // Gives the GPU turn back and ends the trusted server and the submission's
+  // program (and all they started); the buffers stay until the process exits.
+  void end_servers();
 
  private:
   // ---- the protocol's phases (timing.cu) ----

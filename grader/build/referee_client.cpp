@@ -140,7 +140,7 @@ std::vector<std::string> referee_argv(const RefereeCall& call, const fs::path& p
 
 // The referee's own phases (common/referee_phases.hpp) under the grade's line
 // for this call, for `--timings`: placed from the moment the referee started.
-void note_referee_phases(const json& result, std::chrono::steady_clock::time_point started) {
+void note_referee_phases(const json& result, std::chrono::steady_clock::time_point started, const std::string& label) {
   if (!result.contains("phases") || !result["phases"].is_array()) return;
   for (const auto& p : result["phases"]) {
     if (!p.is_object() || !p.value("what", json()).is_string()) continue;
@@ -149,7 +149,7 @@ void note_referee_phases(const json& result, std::chrono::steady_clock::time_poi
              std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
     };
     const double start_s = p.value("start_s", 0.0);
-    note_phase("referee: " + p.value("what", std::string()), at(start_s), at(start_s + p.value("seconds", 0.0)), 1);
+    note_phase(label + p.value("what", std::string()), at(start_s), at(start_s + p.value("seconds", 0.0)), 1);
   }
 }
 
@@ -235,7 +235,9 @@ RunnerOutcome call_referee(const RefereeCall& call) {
     return fail("referee", "the referee speaks another protocol than this grader (" +
                                std::to_string(out.result.is_object() ? out.result.value("protocol", 0) : 0) +
                                "): rebuild the course with this grader");
-  note_referee_phases(out.result, started);
+  // A timing's referee starts beside the correctness run's: its phases say whose they are.
+  note_referee_phases(out.result, started,
+                      !call.args.empty() && call.args[0] == "time" ? "timing referee: " : "referee: ");
   if (auto problem = read_typed_parts(out)) return fail("referee", *problem);
   const std::string status = out.result.value("status", "failed");
   if (status == "ok") return out;

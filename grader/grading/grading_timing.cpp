@@ -44,9 +44,13 @@ void LabGrader::start_first_timing() {
 }
 
 const RunnerOutcome& LabGrader::timing_for(const std::string& case_name) {
-  Activity activity("timing " + case_name + " (baseline, yours, memcpy)");
   start_timing(case_name);
-  return timings_.at(case_name).get();  // an Interrupted rethrows here
+  const std::shared_future<RunnerOutcome>& t = timings_.at(case_name);
+  if (t.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+    Activity activity("timing " + case_name + " (baseline, yours, memcpy)");
+    t.wait();
+  }
+  return t.get();  // an Interrupted rethrows here
 }
 
 // Why the candidate's timed launches cannot be counted: what the referee found
