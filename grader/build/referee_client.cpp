@@ -133,7 +133,7 @@ std::vector<std::string> referee_argv(const RefereeCall& call, const fs::path& p
                            "--stderr", program_err.string()});
   for (auto& a : referee_isolation_args(isolation_from_environment(), call.request_timeout_s))
     argv.push_back(std::move(a));
-  if (call.referee_takes_turns && !process_gpu_lock().empty())
+  if (call.referee_takes_turns && !whole_grade_turns() && !process_gpu_lock().empty())
     argv.insert(argv.end(), {"--gpu-lock", process_gpu_lock().string()});
   return argv;
 }
@@ -198,7 +198,8 @@ RunnerOutcome call_referee(const RefereeCall& call) {
   // A referee that takes its own turns may wait for them inside its run: the
   // wait is not the program's time, so the limit leaves room for it. Its every
   // request to the program still has the lab's own limit.
-  o.timeout_s = call.timeout_s + (call.referee_takes_turns ? kTurnWaitAllowanceS : 0);
+  const bool referee_turns = call.referee_takes_turns && !whole_grade_turns();
+  o.timeout_s = call.timeout_s + (referee_turns ? kTurnWaitAllowanceS : 0);
   o.capture_stdout_bytes = kMaxResultBytes;
   o.stderr_file = call.work_dir / "referee-stderr.txt";
   o.cancel = call.cancel;
@@ -206,7 +207,7 @@ RunnerOutcome call_referee(const RefereeCall& call) {
   {
     // Turns on this GPU, machine-wide (gpu_lock.hpp); the wait is not the program's time.
     std::optional<ProcessGpuTurn> turn;
-    if (!call.referee_takes_turns) turn.emplace(call.gpu_use);
+    if (!referee_turns) turn.emplace(call.gpu_use);
     started = std::chrono::steady_clock::now();
     out.child = run_child(o);
   }

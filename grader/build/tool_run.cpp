@@ -48,12 +48,9 @@ RunnerOutcome call_tool(const ToolCall& call) {
   std::unique_lock<std::mutex> one_at_a_time(g_sandboxed_tools, std::defer_lock);
   if (sandbox.mode == "bwrap") one_at_a_time.lock();
   {
-    // A tool times nothing, so it shares the GPU; but a sandboxed target is pid 2
-    // of its own pid namespace, as is every other sandboxed program: a tool
-    // beside another grade's sandboxed runs cannot tell its target apart, so in
-    // a sandbox a tool run has the GPU alone (and takes turns with the tools of
-    // its own grade, above).
-    const ProcessGpuTurn turn(sandbox.mode == "bwrap" ? memlabs::GpuUse::exclusive : memlabs::GpuUse::shared);
+    // A tool times nothing: it shares the GPU (in a sandbox, only with its own
+    // grade's runs: whole_grade_turns()).
+    const ProcessGpuTurn turn(memlabs::GpuUse::shared);
     out.child = run_child(o);
   }
   out.stdout_head = read_head(o.stdout_file, 4000);

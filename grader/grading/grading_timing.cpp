@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "activity.hpp"
+#include "gpu_lock.hpp"
 #include "lab_grader.hpp"
 #include "plausibility.hpp"
 #include "stats.hpp"
@@ -37,13 +38,16 @@ void LabGrader::start_timing(const std::string& case_name) {
 // The case the first timed check reads: it is timed while the program's
 // correctness run and tool runs go on, and is stopped if no step reaches it.
 void LabGrader::start_first_timing() {
-  if (gpu_unavailable()) return;
+  // A sandboxed grade's runs share one turn (whole_grade_turns()): its timing
+  // waits for its tool runs instead, in timing_for.
+  if (gpu_unavailable() || whole_grade_turns()) return;
   for (const auto& step : m_.steps)
     for (const auto& c : step.checks)
       if (is_timed(c)) return start_timing(c.case_name);
 }
 
 const RunnerOutcome& LabGrader::timing_for(const std::string& case_name) {
+  if (whole_grade_turns()) finish_tool_runs();  // they share the grade's turn: a timing has the GPU to itself
   start_timing(case_name);
   const std::shared_future<RunnerOutcome>& t = timings_.at(case_name);
   if (t.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {

@@ -22,6 +22,7 @@
 #include <stdexcept>
 
 #include "phase_log.hpp"
+#include "sandbox.hpp"
 
 namespace fs = std::filesystem;
 
@@ -111,7 +112,42 @@ TurnsHeld& turns_held() {
 }
 }  // namespace
 
-ProcessGpuTurn::ProcessGpuTurn(memlabs::GpuUse use) : use_(use) {
+bool whole_grade_turns() { return isolation_from_environment().mode == "bwrap"; }
+
+namespace {
+// The one exclusive turn the threads of a sandboxed grade share: the first takes
+// it machine-wide, the last gives it back.
+struct GradeTurn {
+  std::mutex mutex;
+  int holders = 0;
+  std::unique_ptr<GpuTurn> turn;
+};
+GradeTurn& grade_turn() {
+  static GradeTurn* g = new GradeTurn;  // never destroyed: threads may outlive statics at exit
+  return *g;
+}
+
+std::unique_ptr<GpuTurn> take_noting_the_wait(memlabs::GpuUse use) {
+  const auto begin = std::chrono::steady_clock::now();
+  bool waited = false;
+  auto turn = std::make_unique<GpuTurn>(process_gpu_lock(), use, [&](const std::string& holder) {
+    waited = true;
+    std::cerr << "waiting for the GPU (held by another grade" << (holder.empty() ? "" : ": " + holder)
+              << "); this grade goes on when that one is done with it" << std::endl;
+  });
+  if (waited) note_phase("waiting for the GPU (another grade held it)", begin, std::chrono::steady_clock::now(), 1);
+  return turn;
+}
+}  // namespace
+
+ProcessGpuTurn::ProcessGpuTurn(memlabs::GpuUse use) : use_(use), whole_grade_(whole_grade_turns()) {
+  if (whole_grade_) {
+    GradeTurn& g = grade_turn();
+    const std::lock_guard<std::mutex> hold(g.mutex);  // the grade's other threads wait here, not on the file
+    if (g.holders == 0) g.turn = take_noting_the_wait(memlabs::GpuUse::exclusive);
+    ++g.holders;
+    return;
+  }
   TurnsHeld& t = turns_held();
   const bool exclusive = use == memlabs::GpuUse::exclusive;
   {
@@ -120,14 +156,7 @@ ProcessGpuTurn::ProcessGpuTurn(memlabs::GpuUse use) : use_(use) {
     ++(exclusive ? t.exclusive : t.shared);
   }
   try {
-    const auto begin = std::chrono::steady_clock::now();
-    bool waited = false;
-    turn_ = std::make_unique<GpuTurn>(process_gpu_lock(), use, [&](const std::string& holder) {
-      waited = true;
-      std::cerr << "waiting for the GPU (held by another grade" << (holder.empty() ? "" : ": " + holder)
-                << "); this grade goes on when that one is done with it" << std::endl;
-    });
-    if (waited) note_phase("waiting for the GPU (another grade held it)", begin, std::chrono::steady_clock::now(), 1);
+    turn_ = take_noting_the_wait(use);
   } catch (...) {
     const std::lock_guard<std::mutex> hold(t.mutex);
     --(exclusive ? t.exclusive : t.shared);
@@ -137,6 +166,12 @@ ProcessGpuTurn::ProcessGpuTurn(memlabs::GpuUse use) : use_(use) {
 }
 
 ProcessGpuTurn::~ProcessGpuTurn() {
+  if (whole_grade_) {
+    GradeTurn& g = grade_turn();
+    const std::lock_guard<std::mutex> hold(g.mutex);
+    if (--g.holders == 0) g.turn.reset();
+    return;
+  }
   turn_.reset();  // the file's turn first, then the process's count
   TurnsHeld& t = turns_held();
   const std::lock_guard<std::mutex> hold(t.mutex);

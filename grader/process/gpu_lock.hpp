@@ -46,11 +46,19 @@ class GpuTurn {
   std::unique_ptr<memlabs::GpuTurnFiles> files_;
 };
 
+// In a bwrap sandbox (a class's batch, a Gradescope grade) a grade's runs take
+// one exclusive turn together, as one grade: every sandboxed program is pid 2
+// of its own pid namespace, and a compute-sanitizer or ncu run beside another
+// grade's sandboxed programs cannot tell its target apart. Timings then take
+// their turn in the grader, not in the referee, after the grade's tool runs.
+bool whole_grade_turns();
+
 // A turn on this process's GPU, saying on stderr that it waits and for whom.
 // Each run takes its own (the compute-sanitizer tools of one grade share the
 // GPU as any shared turns do). Within the process an exclusive turn also waits
 // for the process's own shared ones, and they for it, so that no thread waits
-// on the file for a turn another thread of this process holds.
+// on the file for a turn another thread of this process holds. With
+// whole_grade_turns(), every thread shares the process's one exclusive turn.
 class ProcessGpuTurn {
  public:
   explicit ProcessGpuTurn(memlabs::GpuUse use);
@@ -60,6 +68,7 @@ class ProcessGpuTurn {
 
  private:
   memlabs::GpuUse use_;
+  bool whole_grade_ = false;
   std::unique_ptr<GpuTurn> turn_;
 };
 

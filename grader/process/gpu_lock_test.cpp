@@ -13,6 +13,8 @@
 #include <memory>
 #include <thread>
 
+#include "sandbox.hpp"
+
 namespace fs = std::filesystem;
 using namespace grader;
 using memlabs::GpuUse;
@@ -303,5 +305,31 @@ TEST_F(GpuLock, AProcessExclusiveTurnWaitsForItsOwnSharedOnes) {
   timing.join();
   EXPECT_TRUE(exclusive_in.load());
   EXPECT_TRUE(other_process_can_take(file, GpuUse::exclusive)) << "the turn was not given back";
+  set_process_gpu_lock({});
+}
+
+// In a bwrap sandbox a grade's runs share one exclusive turn, as before the
+// turns were shared or exclusive: a tool run beside another grade's sandboxed
+// program cannot tell its target (pid 2 in its own namespace) apart.
+TEST_F(GpuLock, ASandboxedGradesRunsShareOneExclusiveTurn) {
+  set_process_gpu_lock(file);
+  ::setenv(kIsolateVar, "bwrap", 1);
+  EXPECT_TRUE(whole_grade_turns());
+  {
+    auto run = std::make_unique<ProcessGpuTurn>(GpuUse::shared);
+    std::atomic<bool> tool_in{false};
+    std::thread tool([&] {
+      const ProcessGpuTurn t(GpuUse::shared);  // the grade's own: no wait
+      tool_in = true;
+    });
+    tool.join();
+    EXPECT_TRUE(tool_in.load());
+    EXPECT_FALSE(other_process_can_take(file, GpuUse::shared))
+        << "another grade's run started beside a sandboxed grade";
+    run.reset();
+  }
+  EXPECT_TRUE(other_process_can_take(file, GpuUse::exclusive)) << "the grade's turn was not given back";
+  ::unsetenv(kIsolateVar);
+  EXPECT_FALSE(whole_grade_turns());
   set_process_gpu_lock({});
 }
