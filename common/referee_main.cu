@@ -260,6 +260,37 @@ bool no_device_error(cudaError_t e) {
   return e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver || e == cudaErrorDevicesUnavailable;
 }
 
+// run and time: the cases checked, CUDA started (a timing first takes its
+// shared turn on the GPU), then the mode's work.
+void run_or_time(const LabDefinition& lab, const RefereeArgs& a, json& result) {
+  if (a.cases.empty()) throw UsageError("--case is required");
+  check_cases(lab, a.cases);
+  if (a.mode == "time" && a.cases.size() != 1) throw UsageError("time takes exactly one --case");
+  result["seed"] = a.seed;
+  // A timing shares the GPU while it starts (CUDA, its server, the first
+  // buffers) and has it alone for what it times (timing.cu); before CUDA
+  // starts, no other grade may be timing.
+  std::unique_ptr<GpuTurnFiles> turn;
+  if (a.mode == "time" && !a.gpu_lock.empty()) {
+    turn = std::make_unique<GpuTurnFiles>(a.gpu_lock);
+    take_gpu_turn(*turn, GpuUse::shared);
+  }
+  const auto cuda_begin = RefereePhases::Clock::now();
+  const cudaError_t e = cudaFree(nullptr);
+  referee_phases().note("starting CUDA", cuda_begin);
+  if (e != cudaSuccess) {
+    result["status"] = no_device_error(e) ? "no_device" : "failed";
+    result["failure"] = {{"kind", no_device_error(e) ? "no_device" : "referee"},
+                         {"message", std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e)}};
+  } else {
+    result["device"] = device_json();
+    if (a.mode == "run")
+      mode_run(lab, a, result);
+    else
+      time_mode(lab, a, result, turn.get());
+  }
+}
+
 }  // namespace
 }  // namespace memlabs
 
@@ -278,32 +309,7 @@ int main(int argc, char** argv) {
       result["cases"] = mode_list(lab);
       result["status"] = "ok";
     } else if (a.mode == "run" || a.mode == "time") {
-      if (a.cases.empty()) throw UsageError("--case is required");
-      check_cases(lab, a.cases);
-      if (a.mode == "time" && a.cases.size() != 1) throw UsageError("time takes exactly one --case");
-      result["seed"] = a.seed;
-      // A timing shares the GPU while it starts (CUDA, its server, the first
-      // buffers) and has it alone for what it times (timing.cu); before CUDA
-      // starts, no other grade may be timing.
-      std::unique_ptr<GpuTurnFiles> turn;
-      if (a.mode == "time" && !a.gpu_lock.empty()) {
-        turn = std::make_unique<GpuTurnFiles>(a.gpu_lock);
-        take_gpu_turn(*turn, GpuUse::shared);
-      }
-      const auto cuda_begin = RefereePhases::Clock::now();
-      const cudaError_t e = cudaFree(nullptr);
-      referee_phases().note("starting CUDA", cuda_begin);
-      if (e != cudaSuccess) {
-        result["status"] = no_device_error(e) ? "no_device" : "failed";
-        result["failure"] = {{"kind", no_device_error(e) ? "no_device" : "referee"},
-                             {"message", std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e)}};
-      } else {
-        result["device"] = device_json();
-        if (a.mode == "run")
-          mode_run(lab, a, result);
-        else
-          time_mode(lab, a, result, turn.get());
-      }
+      run_or_time(lab, a, result);
     } else {
       throw UsageError("unknown mode \"" + a.mode + "\"");
     }

@@ -183,15 +183,12 @@ void make_timing_call(RefereeCall& call, const std::string& case_name, std::uint
 // its own limit: other grades' timings on a shared GPU, one after another.
 constexpr double kTurnWaitAllowanceS = 3600;
 
-RunnerOutcome call_referee(const RefereeCall& call) {
-  RunnerOutcome out;
-  fs::create_directories(call.work_dir);
-  const fs::path program_out = call.work_dir / "program-stdout.txt";
-  const fs::path program_err = call.work_dir / "program-stderr.txt";
-  std::error_code ec;
-  fs::remove(program_out, ec);
-  fs::remove(program_err, ec);
+namespace {
 
+// The referee run as a child of this grader, in its GPU turn (or in turns it
+// takes itself); `started` is when it started, after any wait for the grader's turn.
+ChildResult run_referee(const RefereeCall& call, const fs::path& program_out, const fs::path& program_err,
+                        std::chrono::steady_clock::time_point& started) {
   ChildOptions o;
   o.argv = referee_argv(call, program_out, program_err);
   o.cwd = call.work_dir;
@@ -203,14 +200,25 @@ RunnerOutcome call_referee(const RefereeCall& call) {
   o.capture_stdout_bytes = kMaxResultBytes;
   o.stderr_file = call.work_dir / "referee-stderr.txt";
   o.cancel = call.cancel;
+  // Turns on this GPU, machine-wide (gpu_lock.hpp); the wait is not the program's time.
+  std::optional<ProcessGpuTurn> turn;
+  if (!referee_turns) turn.emplace(call.gpu_use);
+  started = std::chrono::steady_clock::now();
+  return run_child(o);
+}
+
+}  // namespace
+
+RunnerOutcome call_referee(const RefereeCall& call) {
+  RunnerOutcome out;
+  fs::create_directories(call.work_dir);
+  const fs::path program_out = call.work_dir / "program-stdout.txt";
+  const fs::path program_err = call.work_dir / "program-stderr.txt";
+  std::error_code ec;
+  fs::remove(program_out, ec);
+  fs::remove(program_err, ec);
   std::chrono::steady_clock::time_point started;
-  {
-    // Turns on this GPU, machine-wide (gpu_lock.hpp); the wait is not the program's time.
-    std::optional<ProcessGpuTurn> turn;
-    if (!referee_turns) turn.emplace(call.gpu_use);
-    started = std::chrono::steady_clock::now();
-    out.child = run_child(o);
-  }
+  out.child = run_referee(call, program_out, program_err, started);
   out.stdout_head = read_head(program_out, kShownOutputBytes);
   out.stderr_head = read_head(program_err, kShownOutputBytes);
 
@@ -228,7 +236,7 @@ RunnerOutcome call_referee(const RefereeCall& call) {
   try {
     out.result = json::parse(out.child.stdout_text);
   } catch (const std::exception&) {
-    const std::string err = read_head(o.stderr_file, 600);
+    const std::string err = read_head(call.work_dir / "referee-stderr.txt", 600);
     return fail("referee", "the referee ended (" + out.child.describe() + ") without a result" +
                                (err.empty() ? std::string() : ": " + err));
   }
