@@ -2,8 +2,9 @@
 // publishing. Each lab gets a list of items, each of which holds, fails, is
 // skipped (with the reason) or warns. The pieces that read only text are
 // separate functions so that each rule can be tested on a small made-up lab;
-// lint_lab_builds and lint_lab_gpu drive nvcc and the GPU through grade_lab,
-// so a lint verdict is the verdict a student would get.
+// lint_lab_builds drives nvcc through grade_lab, and lint_labs_gpu the GPU
+// through child `grader grade --fresh` runs, so a lint verdict is the verdict a
+// student would get.
 #pragma once
 
 #include <filesystem>

@@ -17,6 +17,7 @@
 #include <optional>
 #include <thread>
 
+#include "child_grade.hpp"
 #include "child_process.hpp"
 #include "gpu_lock.hpp"
 #include "session.hpp"
@@ -80,11 +81,14 @@ std::optional<fs::path> make_private_folder(const Submission& s, BatchRow& row) 
 ChildOptions child_grader(const fs::path& private_dir, const BatchSettings& settings) {
   const fs::path home = private_dir / "home";
   ChildOptions o;
-  o.argv = {settings.grader_exe.string(), "--json", "--root", settings.course_root.string()};
-  if (!settings.arch.empty()) o.argv.insert(o.argv.end(), {"--arch", settings.arch});
-  // --fresh: every tool runs on every submission (no report is reused, kept_tool_runs.hpp).
-  o.argv.insert(o.argv.end(), {"grade", settings.lab, "--submission", (private_dir / "kernel.cu").string(), "--fresh"});
-  if (settings.all_steps) o.argv.push_back("--all");
+  ChildGradeCall call;
+  call.grader = settings.grader_exe;
+  call.course_root = settings.course_root;
+  call.lab = settings.lab;
+  call.submission = private_dir / "kernel.cu";
+  call.arch = settings.arch;
+  call.all_steps = settings.all_steps;
+  o.argv = child_grade_argv(call);
   o.cwd = home;
   o.env = scrubbed_environment(home, settings);
   o.timeout_s = settings.timeout_s;

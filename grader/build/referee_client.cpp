@@ -122,6 +122,12 @@ std::vector<std::string> referee_isolation_args(const IsolationSettings& s, doub
 
 namespace {
 
+// Whether the referee takes its own GPU turns in this call: a timing, outside a
+// sandbox (where the grade holds one turn for all its runs: whole_grade_turns()).
+bool referee_takes_its_turns(const RefereeCall& call) {
+  return call.referee_takes_turns && !whole_grade_turns() && !process_gpu_lock().empty();
+}
+
 // The referee's command line: the call's own arguments, then the worker, the
 // per-request timeout, where the program's output goes, and the isolation.
 std::vector<std::string> referee_argv(const RefereeCall& call, const fs::path& program_out,
@@ -133,8 +139,7 @@ std::vector<std::string> referee_argv(const RefereeCall& call, const fs::path& p
                            "--stderr", program_err.string()});
   for (auto& a : referee_isolation_args(isolation_from_environment(), call.request_timeout_s))
     argv.push_back(std::move(a));
-  if (call.referee_takes_turns && !whole_grade_turns() && !process_gpu_lock().empty())
-    argv.insert(argv.end(), {"--gpu-lock", process_gpu_lock().string()});
+  if (referee_takes_its_turns(call)) argv.insert(argv.end(), {"--gpu-lock", process_gpu_lock().string()});
   return argv;
 }
 
@@ -195,7 +200,7 @@ ChildResult run_referee(const RefereeCall& call, const fs::path& program_out, co
   // A referee that takes its own turns may wait for them inside its run: the
   // wait is not the program's time, so the limit leaves room for it. Its every
   // request to the program still has the lab's own limit.
-  const bool referee_turns = call.referee_takes_turns && !whole_grade_turns();
+  const bool referee_turns = referee_takes_its_turns(call);
   o.timeout_s = call.timeout_s + (referee_turns ? kTurnWaitAllowanceS : 0);
   o.capture_stdout_bytes = kMaxResultBytes;
   o.stderr_file = call.work_dir / "referee-stderr.txt";

@@ -10,15 +10,21 @@ using nlohmann::json;
 
 namespace grader {
 
+std::vector<std::string> child_grade_argv(const ChildGradeCall& call) {
+  const fs::path grader = call.grader.empty() ? fs::read_symlink("/proc/self/exe") : call.grader;
+  std::vector<std::string> argv = {grader.string(), "--json", "--no-color", "--root", call.course_root.string()};
+  if (!call.arch.empty()) argv.insert(argv.end(), {"--arch", call.arch});
+  // --fresh: every tool runs on every submission (no report is reused, kept_tool_runs.hpp).
+  argv.insert(argv.end(), {"grade", call.lab, "--submission", call.submission.string(), "--fresh"});
+  if (call.cap_s) argv.insert(argv.end(), {"--cap", fixed(*call.cap_s, 2)});
+  if (call.all_steps) argv.push_back("--all");
+  return argv;
+}
+
 GradeReport grade_in_child(const ChildGradeCall& call) {
   fs::create_directories(call.work_dir);
   ChildOptions o;
-  const fs::path grader = call.grader.empty() ? fs::read_symlink("/proc/self/exe") : call.grader;
-  o.argv = {grader.string(), "--json", "--no-color", "--root", call.course_root.string()};
-  if (!call.arch.empty()) o.argv.insert(o.argv.end(), {"--arch", call.arch});
-  o.argv.insert(o.argv.end(), {"grade", call.lab, "--submission", call.submission.string(), "--fresh", "--cap",
-                               fixed(call.cap_s, 2)});
-  if (call.all_steps) o.argv.push_back("--all");
+  o.argv = child_grade_argv(call);
   o.stdout_file = call.work_dir / "report.json";
   o.stderr_file = call.work_dir / "stderr.txt";
   o.timeout_s = call.timeout_s;

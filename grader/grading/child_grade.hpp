@@ -6,7 +6,9 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "grading.hpp"
 
@@ -19,10 +21,14 @@ struct ChildGradeCall {
   std::filesystem::path submission;  // absolute
   std::string arch;                  // as this process builds
   bool all_steps = false;            // --all
-  double cap_s = 3.0;                // --cap
+  std::optional<double> cap_s;       // --cap; none: the grade's default
   std::filesystem::path work_dir;    // its output and errors; made if missing
   double timeout_s = 3600;           // the whole grade
 };
+
+// The child's command line: `grader --json grade LAB --submission FILE --fresh`
+// with the call's options (a batch adds its own process settings around it).
+std::vector<std::string> child_grade_argv(const ChildGradeCall& call);
 
 // The child's report. Throws std::runtime_error (with what the child printed
 // last) when it gave none; Interrupted when this grader is.
