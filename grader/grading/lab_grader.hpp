@@ -65,7 +65,8 @@ class LabGrader {
   // under every tool too, so they are stopped then (cancel_tool_runs_), and so
   // are runs no check read once the grade is decided. A timing has the GPU to
   // itself all the same: its referee takes the GPU alone (gpu_lock.hpp) only
-  // once these runs, shared turns all, are done.
+  // once these runs, shared turns all, are done; in a sandbox, where the grade's
+  // runs hold one turn together, timing_for waits for them (finish_tool_runs).
   struct ToolOutput {
     RunnerOutcome outcome;
     std::string log;        // the tool's report file
