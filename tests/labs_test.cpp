@@ -223,6 +223,26 @@ TEST_P(GpuLab, SkeletonFailsStepOne) {
   EXPECT_EQ((*step)["id"], 1) << g.out.dump(1);
 }
 
+// Graded one step at a time (as `grader check` grades), the skeleton gets the
+// same verdict, and nothing of a later step ran: no timing, where step 1 times nothing.
+TEST_P(GpuLab, SkeletonGradedOneStepAtATimeRunsNothingOfALaterStep) {
+  REQUIRE_GPU();
+  const auto m = grader::load_manifest(kRoot / "labs" / GetParam() / "lab.json");
+  const auto g = run_grader({"grade", GetParam(), "--submission", (kRoot / "labs" / GetParam() / "kernel.cu").string(),
+                             "--fresh", "--one-step-at-a-time"},
+                            false);
+  ASSERT_TRUE(g.out.is_object()) << g.raw << g.err;
+  EXPECT_EQ(g.exit_code, 1) << g.out.dump(1);
+  const json* step = first_failing_step(g.out);
+  ASSERT_NE(step, nullptr) << g.out.dump(1);
+  EXPECT_EQ((*step)["id"], 1) << g.out.dump(1);
+  bool step_one_times = false;
+  for (const auto& c : m.steps.front().checks) step_one_times = step_one_times || grader::is_timed(c);
+  if (step_one_times) return;
+  for (const auto& p : g.out.value("phases", json::array()))
+    EXPECT_EQ(p.value("what", std::string()).find("timing"), std::string::npos) << p.dump();
+}
+
 // The lab's referee, built as a grade builds it (for the visible GPU).
 grader::RunnerBuild build_referee(const grader::Course& course, const grader::LabInfo& lab, const grader::Manifest& m) {
   grader::BuildSettings settings;

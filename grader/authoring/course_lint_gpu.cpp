@@ -27,7 +27,9 @@ using nlohmann::json;
 namespace grader {
 
 std::size_t GpuLintOptions::default_gpu_lint_jobs() {
-  return std::clamp<std::size_t>(std::thread::hardware_concurrency() / 4, 2, 6);
+  // Half the cores: each grade's build and tool runs take a core or two while
+  // the timings and ncu runs take their turns one at a time.
+  return std::clamp<std::size_t>(std::thread::hardware_concurrency() / 2, 2, 8);
 }
 
 LintItem margin_item(int step, const Check& c, double median, double required_margin) {
@@ -82,6 +84,9 @@ CheckGrade grade_for_check(Session& session, const LabSources& s, const fs::path
   call.submission = fs::absolute(submission);
   call.arch = session.builder->settings().arch;
   call.all_steps = all_steps;
+  // Many grades side by side: none starts work that a failing step throws away
+  // (a fixture that fails step 1 would still have timed its program).
+  call.one_step_at_a_time = true;
   call.cap_s = o.cap_s;
   call.work_dir = work_dir;
   try {

@@ -20,41 +20,10 @@ namespace {
 std::mutex g_sandboxed_tools;
 }  // namespace
 
-RunnerOutcome call_tool(const ToolCall& call) {
-  RunnerOutcome out;
-  fs::create_directories(call.work_dir);
-  std::vector<std::string> program = {call.worker.string(), "run", "--seed", std::to_string(call.seed)};
-  for (const auto& c : call.cases) program.insert(program.end(), {"--case", c});
+namespace {
 
-  ChildOptions o;
-  o.argv = call.tool;
-  const IsolationSettings isolation = isolation_from_environment();
-  const memlabs::Isolation sandbox = submission_isolation(isolation, call.timeout_s);
-  if (sandbox.mode == "bwrap")
-    program = memlabs::bwrap_command(sandbox, {call.worker.parent_path().string()}, {}, program, /*under_tool=*/true);
-  o.argv.insert(o.argv.end(), program.begin(), program.end());
-  o.cwd = call.work_dir;
-  o.timeout_s = call.timeout_s;
-  o.cancel = call.cancel;
-  o.stdout_file = call.work_dir / "stdout.txt";
-  o.stderr_file = call.work_dir / "stderr.txt";
-  std::vector<std::string> parent;
-  for (char** e = environ; *e; ++e) parent.emplace_back(*e);
-  o.env = memlabs::submission_environment(parent);
-  if (isolation.enabled()) {
-    o.max_cpu_seconds = isolated_cpu_seconds(call.timeout_s);
-    o.max_processes = isolated_process_limit();
-  }
-  std::unique_lock<std::mutex> one_at_a_time(g_sandboxed_tools, std::defer_lock);
-  if (sandbox.mode == "bwrap") one_at_a_time.lock();
-  {
-    // A tool times nothing: it shares the GPU (in a sandbox, only with its own
-    // grade's runs: whole_grade_turns()).
-    const ProcessGpuTurn turn(memlabs::GpuUse::shared);
-    out.child = run_child(o);
-  }
-  out.stdout_head = read_head(o.stdout_file, 4000);
-  out.stderr_head = read_head(o.stderr_file, 4000);
+// The run's category and sentence from how the tool's process ended.
+void describe_tool_outcome(const ToolCall& call, RunnerOutcome& out) {
   if (!out.child.started) {
     out.category = "error";
     out.message = "could not start " + call.tool.at(0) + ": " + out.child.start_error;
@@ -78,6 +47,54 @@ RunnerOutcome call_tool(const ToolCall& call) {
     out.category = out.child.exit_code == 10 ? "cuda_error" : "error";
     out.message = call.who + " " + out.child.describe() + (last.empty() ? "" : ": " + last);
   }
+}
+
+}  // namespace
+
+RunnerOutcome call_tool(const ToolCall& call) {
+  RunnerOutcome out;
+  fs::create_directories(call.work_dir);
+  std::vector<std::string> program = {call.worker.string(), "run", "--seed", std::to_string(call.seed)};
+  for (const auto& c : call.cases) program.insert(program.end(), {"--case", c});
+
+  ChildOptions o;
+  o.argv = call.tool;
+  const IsolationSettings isolation = isolation_from_environment();
+  const memlabs::Isolation sandbox = submission_isolation(isolation, call.timeout_s);
+  if (sandbox.mode == "bwrap")
+    program = memlabs::bwrap_command(sandbox, {call.worker.parent_path().string()}, {}, program, /*under_tool=*/true);
+  o.argv.insert(o.argv.end(), program.begin(), program.end());
+  o.cwd = call.work_dir;
+  o.timeout_s = call.timeout_s;
+  o.cancel = call.cancel;
+  o.stdout_file = call.work_dir / "stdout.txt";
+  o.stderr_file = call.work_dir / "stderr.txt";
+  std::vector<std::string> parent;
+  for (char** e = environ; *e; ++e) parent.emplace_back(*e);
+  o.env = memlabs::submission_environment(parent);
+  std::optional<PrivateTmpdir> tmpdir;
+  if (call.profiles) {
+    tmpdir.emplace();
+    for (auto& kv : *o.env)
+      if (kv.rfind("TMPDIR=", 0) == 0) kv = "TMPDIR=" + tmpdir->path().string();
+  }
+  if (isolation.enabled()) {
+    o.max_cpu_seconds = isolated_cpu_seconds(call.timeout_s);
+    o.max_processes = isolated_process_limit();
+  }
+  std::unique_lock<std::mutex> one_at_a_time(g_sandboxed_tools, std::defer_lock);
+  if (sandbox.mode == "bwrap") one_at_a_time.lock();
+  {
+    // A tool times nothing: it shares the GPU (in a sandbox, only with its own
+    // grade's runs: whole_grade_turns()).
+    const ProcessGpuTurn turn(memlabs::GpuUse::shared);
+    std::optional<ProfilerTurn> profiler;
+    if (call.profiles) profiler.emplace();  // inside the GPU turn (gpu_lock.hpp says why)
+    out.child = run_child(o);
+  }
+  out.stdout_head = read_head(o.stdout_file, 4000);
+  out.stderr_head = read_head(o.stderr_file, 4000);
+  describe_tool_outcome(call, out);
   return out;
 }
 

@@ -18,6 +18,7 @@ struct GradeCommandOptions {
   double cap_s = 3.0;
   bool timings = false;
   bool fresh = false;
+  bool one_step_at_a_time = false;
 };
 
 int run_grade(const GradeCommandOptions& o, const GlobalOptions& g) {
@@ -34,6 +35,7 @@ int run_grade(const GradeCommandOptions& o, const GlobalOptions& g) {
   go.cap_s = o.cap_s;
   go.sanitize = o.sanitize;
   go.reuse_tool_runs = !o.fresh;
+  go.overlap_runs = !o.one_step_at_a_time;
 
   // A fixture or a classmate's file graded with --submission is not recorded as progress.
   GradeReport report = grade_and_record(session, lab, manifest, go);
@@ -76,6 +78,10 @@ Command grade_command() {
             sub.add_flag("--fresh", o->fresh,
                          "run ncu and compute-sanitizer again even where this very program was checked by an "
                          "earlier grade (their reports are kept and reused otherwise)");
+            sub.add_flag("--one-step-at-a-time", o->one_step_at_a_time,
+                         "start ncu, compute-sanitizer and the timing only when their step is graded, not beside "
+                         "the first run: one grade takes longer, but many side by side waste nothing on steps a "
+                         "failing step locks (grader check grades so)");
             return [o, &g] { return run_grade(*o, g); };
           }};
 }

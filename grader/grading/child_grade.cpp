@@ -18,6 +18,7 @@ std::vector<std::string> child_grade_argv(const ChildGradeCall& call) {
   argv.insert(argv.end(), {"grade", call.lab, "--submission", call.submission.string(), "--fresh"});
   if (call.cap_s) argv.insert(argv.end(), {"--cap", fixed(*call.cap_s, 2)});
   if (call.all_steps) argv.push_back("--all");
+  if (call.one_step_at_a_time) argv.push_back("--one-step-at-a-time");
   return argv;
 }
 

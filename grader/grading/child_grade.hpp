@@ -21,6 +21,7 @@ struct ChildGradeCall {
   std::filesystem::path submission;  // absolute
   std::string arch;                  // as this process builds
   bool all_steps = false;            // --all
+  bool one_step_at_a_time = false;   // --one-step-at-a-time
   std::optional<double> cap_s;       // --cap; none: the grade's default
   std::filesystem::path work_dir;    // its output and errors; made if missing
   double timeout_s = 3600;           // the whole grade

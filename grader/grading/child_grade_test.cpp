@@ -66,6 +66,7 @@ TEST_F(ChildGrade, ItsCommandIsAFreshJsonGradeAndItsReportReadsBack) {
   grader_script("printf '%s\\n' \"$@\" > " + (dir / "argv").string() + "; cat " + (dir / "report.json").string() +
                 "; exit 1");
   call.all_steps = true;
+  call.one_step_at_a_time = true;
   call.cap_s = 2.5;
   const GradeReport r = grade_in_child(call);
   EXPECT_EQ(r.exit_code, kExitStepFailed);
@@ -75,13 +76,21 @@ TEST_F(ChildGrade, ItsCommandIsAFreshJsonGradeAndItsReportReadsBack) {
   std::ifstream in(dir / "argv");
   std::vector<std::string> argv;
   for (std::string line; std::getline(in, line);) argv.push_back(line);
-  const std::vector<std::string> want = {"--json",       "--no-color",
-                                         "--root",       "/course",
-                                         "--arch",       "sm_90",
-                                         "grade",        "lab07-bank-conflicts",
-                                         "--submission", "/course/tests/fixtures/x.cu",
-                                         "--fresh",      "--cap",
-                                         "2.50",         "--all"};
+  const std::vector<std::string> want = {"--json",
+                                         "--no-color",
+                                         "--root",
+                                         "/course",
+                                         "--arch",
+                                         "sm_90",
+                                         "grade",
+                                         "lab07-bank-conflicts",
+                                         "--submission",
+                                         "/course/tests/fixtures/x.cu",
+                                         "--fresh",
+                                         "--cap",
+                                         "2.50",
+                                         "--all",
+                                         "--one-step-at-a-time"};
   EXPECT_EQ(argv, want);
 }
 

@@ -26,6 +26,12 @@ struct GradeOptions {
   // Reuse the ncu and compute-sanitizer reports of the very same program from an
   // earlier grade (kept_tool_runs.hpp): `grader grade` and `grader watch` without --fresh.
   bool reuse_tool_runs = false;
+  // Start the tool runs and the first timing beside the correctness run, before
+  // any step needs them: one grade ends sooner. Off (`--one-step-at-a-time`),
+  // each run starts when its step is graded, so a failing step leaves nothing
+  // running that no check reads: many grades side by side (`grader check`) end
+  // sooner. Either way the same checks run and decide the same verdict.
+  bool overlap_runs = true;
 };
 
 // A check's or a step's outcome; a report writes its name (name_of).

@@ -93,13 +93,13 @@ void LabGrader::run_correctness() {
   rc.gpu_use = gathers_facts ? memlabs::GpuUse::exclusive : memlabs::GpuUse::shared;
   // The first timing starts here too: its referee waits for these runs (shared
   // turns) before it times anything, and is stopped if no step reaches it.
-  if (!gathers_facts) {
+  if (!gathers_facts && o_.overlap_runs) {
     start_tool_runs();
     start_first_timing();
   }
   student_run_ = call_referee(rc);
   if (student_run_.category == "timeout") cancel_tool_runs_ = true;  // each would hang to its own limit
-  if (gathers_facts && student_run_.category != "timeout") {
+  if (gathers_facts && o_.overlap_runs && student_run_.category != "timeout") {
     start_tool_runs();
     start_first_timing();
   }

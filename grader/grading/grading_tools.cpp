@@ -82,6 +82,7 @@ ToolCall LabGrader::ncu_call(const Check& c) {
   tc.work_dir = dir;
   tc.timeout_s = 3 * m_.timeout_s + 60;  // ncu replays the launch once per group of counters
   tc.who = "your program under ncu";
+  tc.profiles = true;
   tc.cancel = &cancel_tool_runs_;
   return tc;
 }

@@ -179,4 +179,29 @@ ProcessGpuTurn::~ProcessGpuTurn() {
   t.changed.notify_all();
 }
 
+ProfilerTurn::ProfilerTurn() {
+  if (process_gpu_lock().empty()) return;
+  const auto begin = std::chrono::steady_clock::now();
+  bool waited = false;
+  turn_ = std::make_unique<GpuTurn>(process_gpu_lock().string() + ".ncu", memlabs::GpuUse::exclusive,
+                                    [&](const std::string& holder) {
+                                      waited = true;
+                                      std::cerr << "waiting for ncu (another grade is profiling"
+                                                << (holder.empty() ? "" : ": " + holder) << ")" << std::endl;
+                                    });
+  if (waited) note_phase("waiting for ncu (another grade was profiling)", begin, std::chrono::steady_clock::now(), 1);
+}
+
+PrivateTmpdir::PrivateTmpdir() {
+  std::string name = "/tmp/cuda-memory-labs-tmp-XXXXXX";
+  if (!::mkdtemp(name.data()))
+    throw std::runtime_error("cannot make a folder in /tmp: " + std::string(std::strerror(errno)));
+  path_ = name;
+}
+
+PrivateTmpdir::~PrivateTmpdir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
 }  // namespace grader

@@ -72,4 +72,37 @@ class ProcessGpuTurn {
   std::unique_ptr<GpuTurn> turn_;
 };
 
+// ncu profiles one program at a time per machine: it takes a lock file,
+// $TMPDIR/nsight-compute-lock, which the first user to profile makes in /tmp
+// and which, where fs.protected_regular is set (Ubuntu's default), no other
+// user may open again, so a second user's ncu fails and the grade loses its
+// hardware-counter evidence. The grader gives every ncu run a TMPDIR of its own
+// (PrivateTmpdir) and takes this turn in ncu's place: an exclusive flock on
+// <this process's GPU lock>.ncu, opened read-only as the GPU's turn is, so
+// the ncu runs of every user's grades on the GPU take turns. Take it inside
+// the run's GPU turn, never before: whoever holds it then has the GPU too.
+class ProfilerTurn {
+ public:
+  ProfilerTurn();
+  ProfilerTurn(const ProfilerTurn&) = delete;
+  ProfilerTurn& operator=(const ProfilerTurn&) = delete;
+
+ private:
+  std::unique_ptr<GpuTurn> turn_;
+};
+
+// A fresh folder /tmp/cuda-memory-labs-tmp-XXXXXX (short: ncu may make
+// sockets in it), removed with everything in it when this goes.
+class PrivateTmpdir {
+ public:
+  PrivateTmpdir();
+  ~PrivateTmpdir();
+  PrivateTmpdir(const PrivateTmpdir&) = delete;
+  PrivateTmpdir& operator=(const PrivateTmpdir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
 }  // namespace grader

@@ -333,3 +333,49 @@ TEST_F(GpuLock, ASandboxedGradesRunsShareOneExclusiveTurn) {
   EXPECT_FALSE(whole_grade_turns());
   set_process_gpu_lock({});
 }
+
+// ncu runs take turns machine-wide on a file beside the GPU's, one at a time,
+// whichever process or thread asks; without a GPU lock there is no turn.
+TEST_F(GpuLock, ProfilerTurnsAreOneAtATimeOnAFileBesideTheGpus) {
+  set_process_gpu_lock(file);
+  std::atomic<int> inside{0}, most{0};
+  auto profile = [&] {
+    const ProfilerTurn turn;
+    const int now = ++inside;
+    most = std::max(most.load(), now);
+    std::this_thread::sleep_for(std::chrono::milliseconds(40));
+    --inside;
+  };
+  std::thread a(profile), b(profile), c(profile);
+  a.join();
+  b.join();
+  c.join();
+  EXPECT_EQ(most.load(), 1);
+  const fs::path ncu = file.string() + ".ncu";
+  EXPECT_EQ(fs::status(ncu).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  { const GpuTurn made(file, GpuUse::shared); }
+  {
+    const ProfilerTurn held;
+    EXPECT_FALSE(other_process_can_take(ncu, GpuUse::shared)) << "another grade's ncu could start";
+    EXPECT_TRUE(other_process_can_take(file, GpuUse::shared)) << "the profiler turn is not the GPU's";
+  }
+  EXPECT_TRUE(other_process_can_take(ncu, GpuUse::exclusive)) << "the turn was not given back";
+  set_process_gpu_lock({});
+  fs::remove(ncu);
+  { const ProfilerTurn none; }
+  EXPECT_FALSE(fs::exists(ncu));
+}
+
+TEST(PrivateTmpdir, AShortFreshFolderInTmpGoneWithEverythingInIt) {
+  fs::path kept;
+  {
+    const PrivateTmpdir a, b;
+    kept = a.path();
+    EXPECT_NE(a.path(), b.path());
+    EXPECT_EQ(a.path().parent_path(), fs::path("/tmp"));
+    EXPECT_TRUE(fs::is_directory(a.path()));
+    std::ofstream(a.path() / "nsight-compute-lock") << "";
+  }
+  EXPECT_FALSE(fs::exists(kept));
+}

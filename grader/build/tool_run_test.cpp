@@ -1,0 +1,73 @@
+#include "tool_run.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "gpu_lock.hpp"
+
+namespace fs = std::filesystem;
+
+namespace grader {
+namespace {
+
+class ToolRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = fs::temp_directory_path() / ("tool_run_test-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    lock = dir / "gpu.lock";
+    set_process_gpu_lock(lock);
+    // A stand-in tool: where its TMPDIR is, whether that folder exists, and
+    // whether another process could take the profiler turn while it runs.
+    tool = dir / "tool.sh";
+    std::ofstream(tool) << "#!/bin/sh\necho \"$TMPDIR\" > " << (dir / "tmpdir").string()
+                        << "\ntest -d \"$TMPDIR\" && echo yes > " << (dir / "existed").string() << "\nif flock -n -x "
+                        << lock.string() << ".ncu true; then echo free; else echo held; fi > "
+                        << (dir / "turn").string() << "\n";
+    fs::permissions(tool, fs::perms::owner_all);
+    call.tool = {tool.string()};
+    call.worker = dir / "worker";  // never run: the stand-in ignores it
+    call.work_dir = dir / "work";
+    call.timeout_s = 20;
+  }
+  void TearDown() override {
+    set_process_gpu_lock({});
+    fs::remove_all(dir);
+  }
+  std::string said(const std::string& name) {
+    std::ifstream in(dir / name);
+    std::string line;
+    std::getline(in, line);
+    return line;
+  }
+  fs::path dir, lock, tool;
+  ToolCall call;
+};
+
+// ncu runs in the machine's profiler turn with a TMPDIR of its own (so ncu's
+// own lock file in /tmp, which a second user may not open, is never used),
+// and that folder is gone after the run.
+TEST_F(ToolRun, AProfilerRunsInTheProfilerTurnWithATmpdirOfItsOwn) {
+  call.profiles = true;
+  const RunnerOutcome out = call_tool(call);
+  EXPECT_TRUE(out.ok()) << out.message;
+  const std::string tmpdir = said("tmpdir");
+  EXPECT_EQ(tmpdir.rfind("/tmp/cuda-memory-labs-tmp-", 0), 0u) << tmpdir;
+  EXPECT_LT(tmpdir.size(), 40u);  // ncu may make sockets there: a short path
+  EXPECT_EQ(said("existed"), "yes");
+  EXPECT_FALSE(fs::exists(tmpdir));
+  EXPECT_EQ(said("turn"), "held");
+}
+
+TEST_F(ToolRun, ASanitizerRunTakesNoProfilerTurnAndKeepsTheUsualTmpdir) {
+  const RunnerOutcome out = call_tool(call);
+  EXPECT_TRUE(out.ok()) << out.message;
+  EXPECT_EQ(said("tmpdir"), "/tmp");
+  EXPECT_EQ(said("turn"), "free");
+}
+
+}  // namespace
+}  // namespace grader
