@@ -93,7 +93,7 @@ struct GpuLintOptions {
   // Grades at once. Each runs in a grader process of its own; their timings
   // still take the GPU one at a time, the rest of their work shares it.
   std::size_t jobs = default_gpu_lint_jobs();
-  static std::size_t default_gpu_lint_jobs();  // half the cores, 2 to 8
+  static std::size_t default_gpu_lint_jobs();  // a quarter of the cores, 2 to 6
 };
 // On the GPU, for every lab given: the skeleton fails its first step, the
 // solution passes every step, the reference clears each timed threshold by

@@ -27,9 +27,9 @@ using nlohmann::json;
 namespace grader {
 
 std::size_t GpuLintOptions::default_gpu_lint_jobs() {
-  // Half the cores: each grade's build and tool runs take a core or two while
-  // the timings and ncu runs take their turns one at a time.
-  return std::clamp<std::size_t>(std::thread::hardware_concurrency() / 2, 2, 8);
+  // More grades at once only lengthen each timing's wait for the shared runs
+  // in progress (compute-sanitizer's take seconds each beside many others).
+  return std::clamp<std::size_t>(std::thread::hardware_concurrency() / 4, 2, 6);
 }
 
 LintItem margin_item(int step, const Check& c, double median, double required_margin) {

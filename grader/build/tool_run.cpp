@@ -85,11 +85,14 @@ RunnerOutcome call_tool(const ToolCall& call) {
   std::unique_lock<std::mutex> one_at_a_time(g_sandboxed_tools, std::defer_lock);
   if (sandbox.mode == "bwrap") one_at_a_time.lock();
   {
+    // ncu waits for its profiler turn before it takes a GPU turn, so that a
+    // queue of profiles holds no GPU turn a timing would wait for
+    // (ProfilerTurn says why a sandboxed grade takes none).
+    std::optional<ProfilerTurn> profiler;
+    if (call.profiles && !whole_grade_turns()) profiler.emplace();
     // A tool times nothing: it shares the GPU (in a sandbox, only with its own
     // grade's runs: whole_grade_turns()).
     const ProcessGpuTurn turn(memlabs::GpuUse::shared);
-    std::optional<ProfilerTurn> profiler;
-    if (call.profiles) profiler.emplace();  // inside the GPU turn (gpu_lock.hpp says why)
     out.child = run_child(o);
   }
   out.stdout_head = read_head(o.stdout_file, 4000);

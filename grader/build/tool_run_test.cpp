@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <fstream>
+#include <memory>
+#include <thread>
 
 #include "gpu_lock.hpp"
 
@@ -59,6 +63,21 @@ TEST_F(ToolRun, AProfilerRunsInTheProfilerTurnWithATmpdirOfItsOwn) {
   EXPECT_LT(tmpdir.size(), 40u);  // ncu may make sockets there: a short path
   EXPECT_EQ(said("existed"), "yes");
   EXPECT_FALSE(fs::exists(tmpdir));
+  EXPECT_EQ(said("turn"), "held");
+}
+
+// A profile that waits for its turn holds no GPU turn meanwhile, so a timing
+// (which needs the GPU alone) never waits behind a queue of profiles.
+TEST_F(ToolRun, AProfileWaitingForItsTurnHoldsNoGpuTurn) {
+  { const GpuTurn made(lock, memlabs::GpuUse::shared); }
+  auto other = std::make_unique<ProfilerTurn>();  // another grade is profiling
+  call.profiles = true;
+  std::thread profile([&] { EXPECT_TRUE(call_tool(call).ok()); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(fs::exists(dir / "turn")) << "it ran beside another profile";
+  EXPECT_EQ(std::system(("flock -n -x " + lock.string() + " true").c_str()), 0) << "it waits holding a GPU turn";
+  other.reset();
+  profile.join();
   EXPECT_EQ(said("turn"), "held");
 }
 

@@ -79,8 +79,13 @@ class ProcessGpuTurn {
 // hardware-counter evidence. The grader gives every ncu run a TMPDIR of its own
 // (PrivateTmpdir) and takes this turn in ncu's place: an exclusive flock on
 // <this process's GPU lock>.ncu, opened read-only as the GPU's turn is, so
-// the ncu runs of every user's grades on the GPU take turns. Take it inside
-// the run's GPU turn, never before: whoever holds it then has the GPU too.
+// the ncu runs of every user's grades on the GPU take turns (two profiles at
+// once on one GPU fail: "An error was reported by the driver", measured on an
+// H100). Take it before the run's GPU turn: a run waiting for its profile
+// then holds no shared turn that a timing would wait for. Whoever holds it
+// waits only for the GPU turn, which no holder of a GPU turn waits on it for:
+// a timing takes no profiler turn, and neither does a sandboxed grade, whose
+// one exclusive GPU turn already keeps every other profile off its GPU.
 class ProfilerTurn {
  public:
   ProfilerTurn();
