@@ -72,8 +72,13 @@ RunnerOutcome call_tool(const ToolCall& call) {
   std::vector<std::string> parent;
   for (char** e = environ; *e; ++e) parent.emplace_back(*e);
   o.env = memlabs::submission_environment(parent);
+  // In a sandbox /tmp is a fresh one of the program's own, where no private
+  // folder of the grader's exists (ncu's injection in the program then fails),
+  // and the grade's one exclusive GPU turn keeps every other profile off the
+  // GPU: ncu keeps TMPDIR=/tmp there and takes no profiler turn.
+  const bool profiler_turn = call.profiles && !whole_grade_turns();
   std::optional<PrivateTmpdir> tmpdir;
-  if (call.profiles) {
+  if (profiler_turn) {
     tmpdir.emplace();
     for (auto& kv : *o.env)
       if (kv.rfind("TMPDIR=", 0) == 0) kv = "TMPDIR=" + tmpdir->path().string();
@@ -86,10 +91,9 @@ RunnerOutcome call_tool(const ToolCall& call) {
   if (sandbox.mode == "bwrap") one_at_a_time.lock();
   {
     // ncu waits for its profiler turn before it takes a GPU turn, so that a
-    // queue of profiles holds no GPU turn a timing would wait for
-    // (ProfilerTurn says why a sandboxed grade takes none).
+    // queue of profiles holds no GPU turn a timing would wait for.
     std::optional<ProfilerTurn> profiler;
-    if (call.profiles && !whole_grade_turns()) profiler.emplace();
+    if (profiler_turn) profiler.emplace();
     // A tool times nothing: it shares the GPU (in a sandbox, only with its own
     // grade's runs: whole_grade_turns()).
     const ProcessGpuTurn turn(memlabs::GpuUse::shared);

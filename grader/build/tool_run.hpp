@@ -23,8 +23,9 @@ struct ToolCall {
   double timeout_s = 60;
   std::string who = "your program";
   const std::atomic<bool>* cancel = nullptr;  // ChildOptions::cancel: stop it when its result is not needed
-  // ncu: it runs in the machine's profiler turn (ProfilerTurn, gpu_lock.hpp),
-  // with a TMPDIR of its own in place of ncu's lock file in /tmp.
+  // ncu: outside a sandbox it runs in the machine's profiler turn
+  // (ProfilerTurn, gpu_lock.hpp), with a TMPDIR of its own in place of ncu's
+  // lock file in /tmp.
   bool profiles = false;
 };
 

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "gpu_lock.hpp"
+#include "sandbox.hpp"
 
 namespace fs = std::filesystem;
 
@@ -79,6 +80,19 @@ TEST_F(ToolRun, AProfileWaitingForItsTurnHoldsNoGpuTurn) {
   other.reset();
   profile.join();
   EXPECT_EQ(said("turn"), "held");
+}
+
+// In a sandbox the program's /tmp is its own: a folder of the grader's there
+// does not exist (ncu's injection fails on it). The grade's one exclusive GPU
+// turn keeps other profiles off the GPU instead.
+TEST_F(ToolRun, ASandboxedProfileKeepsTmpAndTakesNoProfilerTurn) {
+  ::setenv(kIsolateVar, "bwrap", 1);
+  call.profiles = true;
+  const RunnerOutcome out = call_tool(call);
+  ::unsetenv(kIsolateVar);
+  EXPECT_TRUE(out.ok()) << out.message;
+  EXPECT_EQ(said("tmpdir"), "/tmp");
+  EXPECT_EQ(said("turn"), "free");
 }
 
 TEST_F(ToolRun, ASanitizerRunTakesNoProfilerTurnAndKeepsTheUsualTmpdir) {
