@@ -72,17 +72,19 @@ RunnerOutcome call_tool(const ToolCall& call) {
   std::vector<std::string> parent;
   for (char** e = environ; *e; ++e) parent.emplace_back(*e);
   o.env = memlabs::submission_environment(parent);
-  // In a sandbox /tmp is a fresh one of the program's own, where no private
-  // folder of the grader's exists (ncu's injection in the program then fails),
-  // and the grade's one exclusive GPU turn keeps every other profile off the
-  // GPU: ncu keeps TMPDIR=/tmp there and takes no profiler turn.
+  // In a sandbox /tmp is a fresh one of the program's own, where no folder of
+  // the grader's exists (ncu's injection in the program fails on one), and the
+  // grade's one exclusive GPU turn keeps every other profile off the GPU: ncu
+  // keeps TMPDIR=/tmp there and takes no profiler turn. Elsewhere ncu's own
+  // lock orders the profiles, unless another user's lock file keeps this ncu
+  // from it: then a TMPDIR of its own, and the profiler turn alone.
   const bool profiler_turn = call.profiles && !whole_grade_turns();
+  const bool own_tmpdir = profiler_turn && !ncu_lock_usable();
   std::optional<PrivateTmpdir> tmpdir;
-  if (profiler_turn) {
-    tmpdir.emplace();
-    for (auto& kv : *o.env)
-      if (kv.rfind("TMPDIR=", 0) == 0) kv = "TMPDIR=" + tmpdir->path().string();
-  }
+  if (own_tmpdir) tmpdir.emplace();
+  for (auto& kv : *o.env)
+    if (profiler_turn && kv.rfind("TMPDIR=", 0) == 0)
+      kv = "TMPDIR=" + (own_tmpdir ? tmpdir->path() : ncu_lock_folder()).string();
   if (isolation.enabled()) {
     o.max_cpu_seconds = isolated_cpu_seconds(call.timeout_s);
     o.max_processes = isolated_process_limit();
@@ -93,7 +95,7 @@ RunnerOutcome call_tool(const ToolCall& call) {
     // ncu waits for its profiler turn before it takes a GPU turn, so that a
     // queue of profiles holds no GPU turn a timing would wait for.
     std::optional<ProfilerTurn> profiler;
-    if (profiler_turn) profiler.emplace();
+    if (profiler_turn) profiler.emplace(own_tmpdir ? memlabs::GpuUse::exclusive : memlabs::GpuUse::shared);
     // A tool times nothing: it shares the GPU (in a sandbox, only with its own
     // grade's runs: whole_grade_turns()).
     const ProcessGpuTurn turn(memlabs::GpuUse::shared);

@@ -24,8 +24,8 @@ struct ToolCall {
   std::string who = "your program";
   const std::atomic<bool>* cancel = nullptr;  // ChildOptions::cancel: stop it when its result is not needed
   // ncu: outside a sandbox it runs in the machine's profiler turn
-  // (ProfilerTurn, gpu_lock.hpp), with a TMPDIR of its own in place of ncu's
-  // lock file in /tmp.
+  // (ProfilerTurn, gpu_lock.hpp): shared where ncu's own lock file orders the
+  // profiles, alone with a TMPDIR of its own where that file is another user's.
   bool profiles = false;
 };
 

@@ -28,18 +28,23 @@ class ToolRun : public ::testing::Test {
     // A stand-in tool: where its TMPDIR is, whether that folder exists, and
     // whether another process could take the profiler turn while it runs.
     tool = dir / "tool.sh";
+    const std::string ncu_turn = lock.string() + ".ncu";
     std::ofstream(tool) << "#!/bin/sh\necho \"$TMPDIR\" > " << (dir / "tmpdir").string()
                         << "\ntest -d \"$TMPDIR\" && echo yes > " << (dir / "existed").string() << "\nif flock -n -x "
-                        << lock.string() << ".ncu true; then echo free; else echo held; fi > "
-                        << (dir / "turn").string() << "\n";
+                        << ncu_turn << " true; then echo free; elif flock -n -s " << ncu_turn
+                        << " true; then echo shared; else echo alone; fi > " << (dir / "turn").string() << "\n";
     fs::permissions(tool, fs::perms::owner_all);
     call.tool = {tool.string()};
     call.worker = dir / "worker";  // never run: the stand-in ignores it
     call.work_dir = dir / "work";
     call.timeout_s = 20;
+    ncu_folder = dir / "ncu-tmp";
+    fs::create_directories(ncu_folder);
+    set_ncu_lock_folder(ncu_folder);
   }
   void TearDown() override {
     set_process_gpu_lock({});
+    set_ncu_lock_folder("/tmp");
     fs::remove_all(dir);
   }
   std::string said(const std::string& name) {
@@ -48,14 +53,30 @@ class ToolRun : public ::testing::Test {
     std::getline(in, line);
     return line;
   }
-  fs::path dir, lock, tool;
+  fs::path dir, lock, tool, ncu_folder;
   ToolCall call;
 };
 
-// ncu runs in the machine's profiler turn with a TMPDIR of its own (so ncu's
-// own lock file in /tmp, which a second user may not open, is never used),
-// and that folder is gone after the run.
-TEST_F(ToolRun, AProfilerRunsInTheProfilerTurnWithATmpdirOfItsOwn) {
+// Where ncu can open its own lock file, that lock orders the profiles (it is
+// held only while ncu profiles) and the run holds a shared profiler turn; a
+// lock file made here may be opened by every user.
+TEST_F(ToolRun, AProfileUsesNcusOwnLockWithASharedProfilerTurn) {
+  call.profiles = true;
+  const RunnerOutcome out = call_tool(call);
+  EXPECT_TRUE(out.ok()) << out.message;
+  EXPECT_EQ(said("tmpdir"), ncu_folder.string());
+  EXPECT_EQ(said("turn"), "shared");
+  EXPECT_EQ(fs::status(ncu_folder / "nsight-compute-lock").permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::group_write |
+                fs::perms::others_read | fs::perms::others_write);
+}
+
+// Another user's lock file (here: a link, which neither ncu nor the grader
+// follows) would fail ncu: the run gets a TMPDIR of its own, gone after it,
+// and holds the profiler turn alone.
+TEST_F(ToolRun, AProfileThatCannotOpenNcusLockRunsAloneWithATmpdirOfItsOwn) {
+  fs::create_symlink(dir / "elsewhere", ncu_folder / "nsight-compute-lock");
+  EXPECT_FALSE(ncu_lock_usable());
   call.profiles = true;
   const RunnerOutcome out = call_tool(call);
   EXPECT_TRUE(out.ok()) << out.message;
@@ -64,14 +85,16 @@ TEST_F(ToolRun, AProfilerRunsInTheProfilerTurnWithATmpdirOfItsOwn) {
   EXPECT_LT(tmpdir.size(), 40u);  // ncu may make sockets there: a short path
   EXPECT_EQ(said("existed"), "yes");
   EXPECT_FALSE(fs::exists(tmpdir));
-  EXPECT_EQ(said("turn"), "held");
+  EXPECT_EQ(said("turn"), "alone");
+  EXPECT_FALSE(fs::exists(dir / "elsewhere"));
 }
 
 // A profile that waits for its turn holds no GPU turn meanwhile, so a timing
 // (which needs the GPU alone) never waits behind a queue of profiles.
 TEST_F(ToolRun, AProfileWaitingForItsTurnHoldsNoGpuTurn) {
   { const GpuTurn made(lock, memlabs::GpuUse::shared); }
-  auto other = std::make_unique<ProfilerTurn>();  // another grade is profiling
+  // Another grade profiles alone (its ncu cannot use ncu's lock file).
+  auto other = std::make_unique<ProfilerTurn>(memlabs::GpuUse::exclusive);
   call.profiles = true;
   std::thread profile([&] { EXPECT_TRUE(call_tool(call).ok()); });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -79,7 +102,7 @@ TEST_F(ToolRun, AProfileWaitingForItsTurnHoldsNoGpuTurn) {
   EXPECT_EQ(std::system(("flock -n -x " + lock.string() + " true").c_str()), 0) << "it waits holding a GPU turn";
   other.reset();
   profile.join();
-  EXPECT_EQ(said("turn"), "held");
+  EXPECT_EQ(said("turn"), "shared");
 }
 
 // In a sandbox the program's /tmp is its own: a folder of the grader's there

@@ -179,17 +179,39 @@ ProcessGpuTurn::~ProcessGpuTurn() {
   t.changed.notify_all();
 }
 
-ProfilerTurn::ProfilerTurn() {
+ProfilerTurn::ProfilerTurn(memlabs::GpuUse use) {
   if (process_gpu_lock().empty()) return;
   const auto begin = std::chrono::steady_clock::now();
   bool waited = false;
-  turn_ = std::make_unique<GpuTurn>(process_gpu_lock().string() + ".ncu", memlabs::GpuUse::exclusive,
-                                    [&](const std::string& holder) {
-                                      waited = true;
-                                      std::cerr << "waiting for ncu (another grade is profiling"
-                                                << (holder.empty() ? "" : ": " + holder) << ")" << std::endl;
-                                    });
+  turn_ = std::make_unique<GpuTurn>(process_gpu_lock().string() + ".ncu", use, [&](const std::string& holder) {
+    waited = true;
+    std::cerr << "waiting for ncu (another grade is profiling" << (holder.empty() ? "" : ": " + holder) << ")"
+              << std::endl;
+  });
   if (waited) note_phase("waiting for ncu (another grade was profiling)", begin, std::chrono::steady_clock::now(), 1);
+}
+
+namespace {
+fs::path& ncu_folder() {
+  static fs::path* folder = new fs::path("/tmp");  // never destroyed: threads may outlive statics at exit
+  return *folder;
+}
+}  // namespace
+
+const fs::path& ncu_lock_folder() { return ncu_folder(); }
+void set_ncu_lock_folder(const fs::path& folder) { ncu_folder() = folder; }
+
+bool ncu_lock_usable() {
+  const fs::path file = ncu_lock_folder() / "nsight-compute-lock";
+  int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd >= 0) {
+    ::fchmod(fd, 0666);  // made here: every user's ncu may open it, whatever the umask
+  } else if (errno == EEXIST) {
+    fd = ::open(file.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  }
+  if (fd < 0) return false;
+  ::close(fd);
+  return true;
 }
 
 PrivateTmpdir::PrivateTmpdir() {

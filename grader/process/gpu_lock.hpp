@@ -72,29 +72,40 @@ class ProcessGpuTurn {
   std::unique_ptr<GpuTurn> turn_;
 };
 
-// ncu profiles one program at a time per machine: it takes a lock file,
-// $TMPDIR/nsight-compute-lock, which the first user to profile makes in /tmp
-// and which, where fs.protected_regular is set (Ubuntu's default), no other
-// user may open again, so a second user's ncu fails and the grade loses its
-// hardware-counter evidence. The grader gives every ncu run a TMPDIR of its own
-// (PrivateTmpdir) and takes this turn in ncu's place: an exclusive flock on
-// <this process's GPU lock>.ncu, opened read-only as the GPU's turn is, so
-// the ncu runs of every user's grades on the GPU take turns (two profiles at
-// once on one GPU fail: "An error was reported by the driver", measured on an
-// H100). Take it before the run's GPU turn: a run waiting for its profile
-// then holds no shared turn that a timing would wait for. Whoever holds it
-// waits only for the GPU turn, which no holder of a GPU turn waits on it for:
-// a timing takes no profiler turn, and neither does a sandboxed grade, whose
-// one exclusive GPU turn already keeps every other profile off its GPU.
+// Two profiles at once on one GPU fail ("An error was reported by the
+// driver", measured on an H100), so ncu profiles one program at a time: it
+// takes a lock file, $TMPDIR/nsight-compute-lock, for the part of its run that
+// profiles (four runs at once took 3.7 s against 7.7 s one after another). The
+// first user to profile makes that file in /tmp; where fs.protected_regular is
+// set (Ubuntu's default) no other user may open it again, and their ncu fails.
+//
+// So a profile first asks whether ncu could open that file (ncu_lock_usable:
+// the grader opens it as ncu would). If so, ncu's own lock orders it, and it
+// holds a shared profiler turn; if not, it runs with a TMPDIR of its own
+// (PrivateTmpdir) and holds the profiler turn alone. The turn is a flock on
+// <this process's GPU lock>.ncu, opened read-only as the GPU's turn is, so a
+// profile that cannot use ncu's lock waits for every other profile, and they
+// for it. Take it before the run's GPU turn: a run waiting for its profile
+// then holds no shared turn a timing would wait for. No holder of a GPU turn
+// waits for the profiler turn: a timing takes none, and neither does a
+// sandboxed grade, whose one exclusive GPU turn keeps other profiles off.
 class ProfilerTurn {
  public:
-  ProfilerTurn();
+  explicit ProfilerTurn(memlabs::GpuUse use);
   ProfilerTurn(const ProfilerTurn&) = delete;
   ProfilerTurn& operator=(const ProfilerTurn&) = delete;
 
  private:
   std::unique_ptr<GpuTurn> turn_;
 };
+
+// The folder ncu keeps its lock file in: /tmp (tests name another).
+const std::filesystem::path& ncu_lock_folder();
+void set_ncu_lock_folder(const std::filesystem::path& folder);
+
+// Whether ncu can open <ncu_lock_folder()>/nsight-compute-lock: it is opened
+// read-write, made if missing, never through a link, as ncu opens it.
+bool ncu_lock_usable();
 
 // A fresh folder /tmp/cuda-memory-labs-tmp-XXXXXX (short: ncu may make
 // sockets in it), removed with everything in it when this goes.

@@ -334,13 +334,14 @@ TEST_F(GpuLock, ASandboxedGradesRunsShareOneExclusiveTurn) {
   set_process_gpu_lock({});
 }
 
-// ncu runs take turns machine-wide on a file beside the GPU's, one at a time,
-// whichever process or thread asks; without a GPU lock there is no turn.
+// Profiles that cannot use ncu's own lock take turns machine-wide on a file
+// beside the GPU's, one at a time, whichever process or thread asks; without a
+// GPU lock there is no turn.
 TEST_F(GpuLock, ProfilerTurnsAreOneAtATimeOnAFileBesideTheGpus) {
   set_process_gpu_lock(file);
   std::atomic<int> inside{0}, most{0};
   auto profile = [&] {
-    const ProfilerTurn turn;
+    const ProfilerTurn turn(GpuUse::exclusive);
     const int now = ++inside;
     most = std::max(most.load(), now);
     std::this_thread::sleep_for(std::chrono::milliseconds(40));
@@ -356,14 +357,14 @@ TEST_F(GpuLock, ProfilerTurnsAreOneAtATimeOnAFileBesideTheGpus) {
             fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
   { const GpuTurn made(file, GpuUse::shared); }
   {
-    const ProfilerTurn held;
+    const ProfilerTurn held(GpuUse::exclusive);
     EXPECT_FALSE(other_process_can_take(ncu, GpuUse::shared)) << "another grade's ncu could start";
     EXPECT_TRUE(other_process_can_take(file, GpuUse::shared)) << "the profiler turn is not the GPU's";
   }
   EXPECT_TRUE(other_process_can_take(ncu, GpuUse::exclusive)) << "the turn was not given back";
   set_process_gpu_lock({});
   fs::remove(ncu);
-  { const ProfilerTurn none; }
+  { const ProfilerTurn none(GpuUse::exclusive); }
   EXPECT_FALSE(fs::exists(ncu));
 }
 
