@@ -2,8 +2,11 @@
 
 #include <unistd.h>  // environ (declared with C linkage: a C++ declaration of our own clashes in a unity batch)
 
+#include <cerrno>
+#include <cstring>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 
 #include "gpu_lock.hpp"
 #include "isolation.hpp"
@@ -18,9 +21,28 @@ namespace {
 // tools started at the same time cannot tell their targets apart ("No
 // attachable process found"), so sandboxed tool runs take turns.
 std::mutex g_sandboxed_tools;
-}  // namespace
 
-namespace {
+// A fresh folder /tmp/cuda-memory-labs-tmp-XXXXXX (short: ncu may make sockets
+// in it), removed with everything in it when this goes.
+class PrivateTmpdir {
+ public:
+  PrivateTmpdir() {
+    std::string name = "/tmp/cuda-memory-labs-tmp-XXXXXX";
+    if (!::mkdtemp(name.data()))
+      throw std::runtime_error("cannot make a folder in /tmp: " + std::string(std::strerror(errno)));
+    path_ = name;
+  }
+  ~PrivateTmpdir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  PrivateTmpdir(const PrivateTmpdir&) = delete;
+  PrivateTmpdir& operator=(const PrivateTmpdir&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
 
 // The run's category and sentence from how the tool's process ended.
 void describe_tool_outcome(const ToolCall& call, RunnerOutcome& out) {

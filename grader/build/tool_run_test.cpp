@@ -1,6 +1,7 @@
 #include "tool_run.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -26,12 +27,14 @@ class ToolRun : public ::testing::Test {
     lock = dir / "gpu.lock";
     set_process_gpu_lock(lock);
     // A stand-in tool: where its TMPDIR is, whether that folder exists, and
-    // whether another process could take the profiler turn while it runs.
+    // whether another process could take the profiler turn while it runs; it
+    // leaves a file in a private TMPDIR, which must go with the folder.
     tool = dir / "tool.sh";
     const std::string ncu_turn = lock.string() + ".ncu";
     std::ofstream(tool) << "#!/bin/sh\necho \"$TMPDIR\" > " << (dir / "tmpdir").string()
-                        << "\ntest -d \"$TMPDIR\" && echo yes > " << (dir / "existed").string() << "\nif flock -n -x "
-                        << ncu_turn << " true; then echo free; elif flock -n -s " << ncu_turn
+                        << "\ntest -d \"$TMPDIR\" && echo yes > " << (dir / "existed").string()
+                        << "\ncase \"$TMPDIR\" in /tmp/cuda-memory-labs-tmp-*) echo left > \"$TMPDIR/a-file\";; esac"
+                        << "\nif flock -n -x " << ncu_turn << " true; then echo free; elif flock -n -s " << ncu_turn
                         << " true; then echo shared; else echo alone; fi > " << (dir / "turn").string() << "\n";
     fs::permissions(tool, fs::perms::owner_all);
     call.tool = {tool.string()};
@@ -87,6 +90,18 @@ TEST_F(ToolRun, AProfileThatCannotOpenNcusLockRunsAloneWithATmpdirOfItsOwn) {
   EXPECT_FALSE(fs::exists(tmpdir));
   EXPECT_EQ(said("turn"), "alone");
   EXPECT_FALSE(fs::exists(dir / "elsewhere"));
+  // Every run has a fresh one.
+  EXPECT_TRUE(call_tool(call).ok());
+  EXPECT_NE(said("tmpdir"), tmpdir);
+  EXPECT_FALSE(fs::exists(said("tmpdir")));
+}
+
+// Nor is a planted FIFO ncu's lock file: it must be a plain file.
+TEST_F(ToolRun, AFifoIsNoLockFileForNcu) {
+  ASSERT_EQ(::mkfifo((ncu_folder / "nsight-compute-lock").c_str(), 0666), 0);
+  EXPECT_FALSE(ncu_lock_usable());
+  fs::remove(ncu_folder / "nsight-compute-lock");
+  EXPECT_TRUE(ncu_lock_usable());
 }
 
 // A profile that waits for its turn holds no GPU turn meanwhile, so a timing

@@ -127,16 +127,24 @@ GradeTurn& grade_turn() {
   return *g;
 }
 
-std::unique_ptr<GpuTurn> take_noting_the_wait(memlabs::GpuUse use) {
+// A turn on `file`; a wait says on stderr what it waits for (`before` the
+// holder, `after` it) and is noted as the phase `phase`.
+std::unique_ptr<GpuTurn> take_noting_the_wait(const fs::path& file, memlabs::GpuUse use, const std::string& before,
+                                              const std::string& after, const std::string& phase) {
   const auto begin = std::chrono::steady_clock::now();
   bool waited = false;
-  auto turn = std::make_unique<GpuTurn>(process_gpu_lock(), use, [&](const std::string& holder) {
+  auto turn = std::make_unique<GpuTurn>(file, use, [&](const std::string& holder) {
     waited = true;
-    std::cerr << "waiting for the GPU (held by another grade" << (holder.empty() ? "" : ": " + holder)
-              << "); this grade goes on when that one is done with it" << std::endl;
+    std::cerr << before << (holder.empty() ? "" : ": " + holder) << after << std::endl;
   });
-  if (waited) note_phase("waiting for the GPU (another grade held it)", begin, std::chrono::steady_clock::now(), 1);
+  if (waited) note_phase(phase, begin, std::chrono::steady_clock::now(), 1);
   return turn;
+}
+
+std::unique_ptr<GpuTurn> take_gpu_turn(memlabs::GpuUse use) {
+  return take_noting_the_wait(process_gpu_lock(), use, "waiting for the GPU (held by another grade",
+                              "); this grade goes on when that one is done with it",
+                              "waiting for the GPU (another grade held it)");
 }
 }  // namespace
 
@@ -144,7 +152,7 @@ ProcessGpuTurn::ProcessGpuTurn(memlabs::GpuUse use) : use_(use), whole_grade_(wh
   if (whole_grade_) {
     GradeTurn& g = grade_turn();
     const std::lock_guard<std::mutex> hold(g.mutex);  // the grade's other threads wait here, not on the file
-    if (g.holders == 0) g.turn = take_noting_the_wait(memlabs::GpuUse::exclusive);
+    if (g.holders == 0) g.turn = take_gpu_turn(memlabs::GpuUse::exclusive);
     ++g.holders;
     return;
   }
@@ -156,7 +164,7 @@ ProcessGpuTurn::ProcessGpuTurn(memlabs::GpuUse use) : use_(use), whole_grade_(wh
     ++(exclusive ? t.exclusive : t.shared);
   }
   try {
-    turn_ = take_noting_the_wait(use);
+    turn_ = take_gpu_turn(use);
   } catch (...) {
     const std::lock_guard<std::mutex> hold(t.mutex);
     --(exclusive ? t.exclusive : t.shared);
@@ -181,14 +189,8 @@ ProcessGpuTurn::~ProcessGpuTurn() {
 
 ProfilerTurn::ProfilerTurn(memlabs::GpuUse use) {
   if (process_gpu_lock().empty()) return;
-  const auto begin = std::chrono::steady_clock::now();
-  bool waited = false;
-  turn_ = std::make_unique<GpuTurn>(process_gpu_lock().string() + ".ncu", use, [&](const std::string& holder) {
-    waited = true;
-    std::cerr << "waiting for ncu (another grade is profiling" << (holder.empty() ? "" : ": " + holder) << ")"
-              << std::endl;
-  });
-  if (waited) note_phase("waiting for ncu (another grade was profiling)", begin, std::chrono::steady_clock::now(), 1);
+  turn_ = take_noting_the_wait(process_gpu_lock().string() + ".ncu", use, "waiting for ncu (another grade is profiling",
+                               ")", "waiting for ncu (another grade was profiling)");
 }
 
 namespace {
@@ -210,20 +212,10 @@ bool ncu_lock_usable() {
     fd = ::open(file.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
   }
   if (fd < 0) return false;
+  struct stat st {};
+  const bool plain = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);  // not a planted FIFO or device
   ::close(fd);
-  return true;
-}
-
-PrivateTmpdir::PrivateTmpdir() {
-  std::string name = "/tmp/cuda-memory-labs-tmp-XXXXXX";
-  if (!::mkdtemp(name.data()))
-    throw std::runtime_error("cannot make a folder in /tmp: " + std::string(std::strerror(errno)));
-  path_ = name;
-}
-
-PrivateTmpdir::~PrivateTmpdir() {
-  std::error_code ec;
-  fs::remove_all(path_, ec);
+  return plain;
 }
 
 }  // namespace grader

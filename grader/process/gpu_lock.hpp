@@ -82,7 +82,7 @@ class ProcessGpuTurn {
 // So a profile first asks whether ncu could open that file (ncu_lock_usable:
 // the grader opens it as ncu would). If so, ncu's own lock orders it, and it
 // holds a shared profiler turn; if not, it runs with a TMPDIR of its own
-// (PrivateTmpdir) and holds the profiler turn alone. The turn is a flock on
+// (tool_run.cpp) and holds the profiler turn alone. The turn is a flock on
 // <this process's GPU lock>.ncu, opened read-only as the GPU's turn is, so a
 // profile that cannot use ncu's lock waits for every other profile, and they
 // for it. Take it before the run's GPU turn: a run waiting for its profile
@@ -104,21 +104,8 @@ const std::filesystem::path& ncu_lock_folder();
 void set_ncu_lock_folder(const std::filesystem::path& folder);
 
 // Whether ncu can open <ncu_lock_folder()>/nsight-compute-lock: it is opened
-// read-write, made if missing, never through a link, as ncu opens it.
+// read-write, made if missing, never through a link, as ncu opens it, and
+// must be a plain file.
 bool ncu_lock_usable();
-
-// A fresh folder /tmp/cuda-memory-labs-tmp-XXXXXX (short: ncu may make
-// sockets in it), removed with everything in it when this goes.
-class PrivateTmpdir {
- public:
-  PrivateTmpdir();
-  ~PrivateTmpdir();
-  PrivateTmpdir(const PrivateTmpdir&) = delete;
-  PrivateTmpdir& operator=(const PrivateTmpdir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 }  // namespace grader

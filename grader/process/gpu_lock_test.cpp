@@ -366,16 +366,3 @@ TEST_F(GpuLock, ProfilerTurnsAreOneAtATimeOnAFileBesideTheGpus) {
   { const ProfilerTurn none(GpuUse::exclusive); }
   EXPECT_FALSE(fs::exists(ncu));
 }
-
-TEST(PrivateTmpdir, AShortFreshFolderInTmpGoneWithEverythingInIt) {
-  fs::path kept;
-  {
-    const PrivateTmpdir a, b;
-    kept = a.path();
-    EXPECT_NE(a.path(), b.path());
-    EXPECT_EQ(a.path().parent_path(), fs::path("/tmp"));
-    EXPECT_TRUE(fs::is_directory(a.path()));
-    std::ofstream(a.path() / "nsight-compute-lock") << "";
-  }
-  EXPECT_FALSE(fs::exists(kept));
-}
