@@ -44,12 +44,10 @@ class DeviceHidden {
   DeviceInfo saved_;
 };
 
-GradeReport grade(Session& session, const LabSources& s, const fs::path& submission, bool all_steps,
-                  double cap_s = 3.0) {
+GradeReport grade(Session& session, const LabSources& s, const fs::path& submission, bool all_steps) {
   GradeOptions o;
   o.submission = fs::absolute(submission);
   o.all_steps = all_steps;
-  o.cap_s = cap_s;
   return grade_lab(session, s.lab, *s.manifest, o);
 }
 
