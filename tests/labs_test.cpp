@@ -224,7 +224,9 @@ TEST_P(GpuLab, SkeletonFailsStepOne) {
 }
 
 // Graded one step at a time (as `grader check` grades), the skeleton gets the
-// same verdict, and nothing of a later step ran: no timing, where step 1 times nothing.
+// same verdict, and nothing of a later step ran: no timing, where step 1 times
+// nothing. (By default the first timing starts beside the correctness run and
+// shows in the phases, finished or stopped.)
 TEST_P(GpuLab, SkeletonGradedOneStepAtATimeRunsNothingOfALaterStep) {
   REQUIRE_GPU();
   const auto m = grader::load_manifest(kRoot / "labs" / GetParam() / "lab.json");

@@ -8,6 +8,7 @@
 #include "activity.hpp"
 #include "gpu_lock.hpp"
 #include "lab_grader.hpp"
+#include "phase_log.hpp"
 #include "plausibility.hpp"
 #include "stats.hpp"
 #include "text.hpp"
@@ -32,7 +33,15 @@ void LabGrader::start_timing(const std::string& case_name) {
       decide(c);
       for (const auto& f : c.fallback) decide(f);
     }
-  timings_.emplace(case_name, std::async(std::launch::async, [rc] { return call_referee(rc); }).share());
+  timings_.emplace(case_name, std::async(std::launch::async, [rc, case_name] {
+                                const auto begin = std::chrono::steady_clock::now();
+                                RunnerOutcome out = call_referee(rc);
+                                // Work a grade started and threw away shows in its phases too.
+                                if (out.category == "cancelled")
+                                  note_phase("timing referee: " + case_name + " stopped, no step read it", begin,
+                                             std::chrono::steady_clock::now(), 1);
+                                return out;
+                              }).share());
 }
 
 // The case the first timed check reads: it is timed while the program's
