@@ -67,24 +67,41 @@ GpuTurnFiles::~GpuTurnFiles() {
   if (turn_ >= 0) ::close(turn_);
 }
 
-void GpuTurnFiles::take(GpuUse use, const std::function<void()>& waiting) {
+void GpuTurnFiles::take(GpuUse use, const std::function<void()>& waiting, ExclusiveLength length) {
   bool said = false;
   const int op = use == GpuUse::exclusive ? LOCK_EX : LOCK_SH;
   if (held_ == Held::exclusive) {
-    // Never through the gate while holding the turn: an exclusive request
-    // waiting there for this very turn would wait for ever, and this with it.
-    if (use == GpuUse::shared) flock_waiting(turn_, LOCK_SH, file_, waiting, said);
+    // Never through the gate while holding the turn: a request waiting there
+    // for this very turn would wait for ever, and this with it.
+    if (use == GpuUse::shared) {
+      flock_waiting(turn_, LOCK_SH, file_, waiting, said);
+      leave_gate();  // shared work times nothing: the batch of timings may end
+    }
     held_ = use == GpuUse::shared ? Held::shared : Held::exclusive;
     return;
   }
-  // Nor holding a shared turn: an exclusive request at the gate waits for it.
+  // Nor holding a shared turn: a timing at the turn waits for it.
   if (held_ == Held::shared) {
     if (use == GpuUse::shared) return;
     give_back();
   }
-  // Through the gate: a shared request waits while an exclusive one holds it
-  // (that one is waiting for the turn, or has it); an exclusive one closes it.
-  flock_waiting(gate_, op, file_ + ".gate", waiting, said);
+  if (use == GpuUse::exclusive && length == ExclusiveLength::short_turn) {
+    // Into the batch of timings: shared work waits at the gate until the last
+    // of them is done; the timings take the turn one after another.
+    flock_waiting(gate_, LOCK_SH, file_ + ".gate", waiting, said);
+    in_gate_ = true;
+    try {
+      flock_waiting(turn_, LOCK_EX, file_, waiting, said);
+    } catch (...) {
+      leave_gate();
+      throw;
+    }
+    held_ = Held::exclusive;
+    return;
+  }
+  // Past the gate alone: shared work waits here while any timing waits or runs;
+  // a long exclusive turn keeps the gate closed until it holds the turn.
+  flock_waiting(gate_, LOCK_EX, file_ + ".gate", waiting, said);
   try {
     flock_waiting(turn_, op, file_, waiting, said);
   } catch (...) {
@@ -95,8 +112,14 @@ void GpuTurnFiles::take(GpuUse use, const std::function<void()>& waiting) {
   held_ = use == GpuUse::shared ? Held::shared : Held::exclusive;
 }
 
+void GpuTurnFiles::leave_gate() {
+  if (in_gate_) ::flock(gate_, LOCK_UN);
+  in_gate_ = false;
+}
+
 void GpuTurnFiles::give_back() {
   ::flock(turn_, LOCK_UN);
+  leave_gate();
   held_ = Held::none;
 }
 

@@ -90,12 +90,16 @@ std::string lock_holder(int fd) {
   return {};
 }
 
-GpuTurn::GpuTurn(const fs::path& file, memlabs::GpuUse use, const std::function<void(const std::string&)>& waiting) {
+GpuTurn::GpuTurn(const fs::path& file, memlabs::GpuUse use, const std::function<void(const std::string&)>& waiting,
+                 memlabs::ExclusiveLength length) {
   if (file.empty()) return;
   files_ = std::make_unique<memlabs::GpuTurnFiles>(file.string());
-  files_->take(use, [&] {
-    if (waiting) waiting(lock_holder(files_->turn_fd()));
-  });
+  files_->take(
+      use,
+      [&] {
+        if (waiting) waiting(lock_holder(files_->turn_fd()));
+      },
+      length);
 }
 
 namespace {
@@ -129,22 +133,27 @@ GradeTurn& grade_turn() {
 
 // A turn on `file`; a wait says on stderr what it waits for (`before` the
 // holder, `after` it) and is noted as the phase `phase`.
-std::unique_ptr<GpuTurn> take_noting_the_wait(const fs::path& file, memlabs::GpuUse use, const std::string& before,
-                                              const std::string& after, const std::string& phase) {
+std::unique_ptr<GpuTurn> take_noting_the_wait(
+    const fs::path& file, memlabs::GpuUse use, const std::string& before, const std::string& after,
+    const std::string& phase, memlabs::ExclusiveLength length = memlabs::ExclusiveLength::short_turn) {
   const auto begin = std::chrono::steady_clock::now();
   bool waited = false;
-  auto turn = std::make_unique<GpuTurn>(file, use, [&](const std::string& holder) {
-    waited = true;
-    std::cerr << before << (holder.empty() ? "" : ": " + holder) << after << std::endl;
-  });
+  auto turn = std::make_unique<GpuTurn>(
+      file, use,
+      [&](const std::string& holder) {
+        waited = true;
+        std::cerr << before << (holder.empty() ? "" : ": " + holder) << after << std::endl;
+      },
+      length);
   if (waited) note_phase(phase, begin, std::chrono::steady_clock::now(), 1);
   return turn;
 }
 
-std::unique_ptr<GpuTurn> take_gpu_turn(memlabs::GpuUse use) {
+std::unique_ptr<GpuTurn> take_gpu_turn(memlabs::GpuUse use,
+                                       memlabs::ExclusiveLength length = memlabs::ExclusiveLength::short_turn) {
   return take_noting_the_wait(process_gpu_lock(), use, "waiting for the GPU (held by another grade",
                               "); this grade goes on when that one is done with it",
-                              "waiting for the GPU (another grade held it)");
+                              "waiting for the GPU (another grade held it)", length);
 }
 }  // namespace
 
@@ -152,7 +161,7 @@ ProcessGpuTurn::ProcessGpuTurn(memlabs::GpuUse use) : use_(use), whole_grade_(wh
   if (whole_grade_) {
     GradeTurn& g = grade_turn();
     const std::lock_guard<std::mutex> hold(g.mutex);  // the grade's other threads wait here, not on the file
-    if (g.holders == 0) g.turn = take_gpu_turn(memlabs::GpuUse::exclusive);
+    if (g.holders == 0) g.turn = take_gpu_turn(memlabs::GpuUse::exclusive, memlabs::ExclusiveLength::long_turn);
     ++g.holders;
     return;
   }

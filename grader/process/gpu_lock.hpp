@@ -38,7 +38,8 @@ std::string lock_holder(int fd);
 class GpuTurn {
  public:
   explicit GpuTurn(const std::filesystem::path& file, memlabs::GpuUse use = memlabs::GpuUse::exclusive,
-                   const std::function<void(const std::string& holder)>& waiting = {});
+                   const std::function<void(const std::string& holder)>& waiting = {},
+                   memlabs::ExclusiveLength length = memlabs::ExclusiveLength::short_turn);
   GpuTurn(const GpuTurn&) = delete;
   GpuTurn& operator=(const GpuTurn&) = delete;
 

@@ -262,6 +262,61 @@ TEST_F(GpuLock, AWaitingTimingGoesBeforeSharedWorkThatCameAfterIt) {
   EXPECT_EQ(late_shared_at.load(), 2);
 }
 
+// Timings that ask while another waits go before shared work that asked between
+// them: the shared work already running drains once for the batch, not once
+// for each timing (with the gate closed only until a timing holds the turn,
+// the shared request would slip in between the two timings).
+TEST_F(GpuLock, TimingsAskingTogetherGoBeforeSharedWorkThatAskedBetweenThem) {
+  auto running = std::make_unique<GpuTurn>(file, GpuUse::shared);
+  std::atomic<int> order{0}, first_at{0}, second_at{0}, shared_at{0};
+  std::atomic<bool> first_waiting{false}, second_waiting{false};
+  auto timing = [&](std::atomic<bool>& waiting, std::atomic<int>& at) {
+    const GpuTurn t(file, GpuUse::exclusive, [&](const std::string&) { waiting = true; });
+    at = ++order;
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  };
+  std::thread first(timing, std::ref(first_waiting), std::ref(first_at));
+  while (!first_waiting) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::thread shared([&] {
+    const GpuTurn t(file, GpuUse::shared);
+    shared_at = ++order;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the shared request waits at the gate
+  std::thread second(timing, std::ref(second_waiting), std::ref(second_at));
+  while (!second_waiting) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  running.reset();
+  first.join();
+  second.join();
+  shared.join();
+  EXPECT_EQ(shared_at.load(), 3) << "shared work went between two timings that were waiting together";
+  EXPECT_EQ(first_at.load() + second_at.load(), 3);
+}
+
+// A sandboxed grade holds its exclusive turn for the whole grade: other users'
+// shared work that asked before the next such grade goes before it.
+TEST_F(GpuLock, ALongExclusiveTurnLetsSharedWorkThatAskedFirstGoFirst) {
+  auto grade = std::make_unique<GpuTurn>(file, GpuUse::exclusive, nullptr, memlabs::ExclusiveLength::long_turn);
+  std::atomic<int> order{0}, shared_at{0}, next_grade_at{0};
+  std::atomic<bool> shared_waiting{false}, next_waiting{false};
+  std::thread shared([&] {
+    const GpuTurn t(file, GpuUse::shared, [&](const std::string&) { shared_waiting = true; });
+    shared_at = ++order;
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  });
+  while (!shared_waiting) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::thread next([&] {
+    const GpuTurn t(file, GpuUse::exclusive, [&](const std::string&) { next_waiting = true; },
+                    memlabs::ExclusiveLength::long_turn);
+    next_grade_at = ++order;
+  });
+  while (!next_waiting) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  grade.reset();
+  shared.join();
+  next.join();
+  EXPECT_EQ(shared_at.load(), 1);
+  EXPECT_EQ(next_grade_at.load(), 2);
+}
+
 // The referee holds a shared turn while it starts and takes the GPU alone for
 // its measured part: changing a turn never waits on a request that waits on it.
 TEST_F(GpuLock, ATurnChangesWithoutDeadlockWhileAnotherWaits) {
