@@ -133,9 +133,9 @@ GradeTurn& grade_turn() {
 
 // A turn on `file`; a wait says on stderr what it waits for (`before` the
 // holder, `after` it) and is noted as the phase `phase`.
-std::unique_ptr<GpuTurn> take_noting_the_wait(
-    const fs::path& file, memlabs::GpuUse use, const std::string& before, const std::string& after,
-    const std::string& phase, memlabs::ExclusiveLength length = memlabs::ExclusiveLength::short_turn) {
+std::unique_ptr<GpuTurn> take_noting_the_wait(const fs::path& file, memlabs::GpuUse use, const std::string& before,
+                                              const std::string& after, const std::string& phase,
+                                              memlabs::ExclusiveLength length = memlabs::ExclusiveLength::short_turn) {
   const auto begin = std::chrono::steady_clock::now();
   bool waited = false;
   auto turn = std::make_unique<GpuTurn>(

@@ -305,8 +305,8 @@ TEST_F(GpuLock, ALongExclusiveTurnLetsSharedWorkThatAskedFirstGoFirst) {
   });
   while (!shared_waiting) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   std::thread next([&] {
-    const GpuTurn t(file, GpuUse::exclusive, [&](const std::string&) { next_waiting = true; },
-                    memlabs::ExclusiveLength::long_turn);
+    const GpuTurn t(
+        file, GpuUse::exclusive, [&](const std::string&) { next_waiting = true; }, memlabs::ExclusiveLength::long_turn);
     next_grade_at = ++order;
   });
   while (!next_waiting) std::this_thread::sleep_for(std::chrono::milliseconds(5));
