@@ -100,7 +100,6 @@ GradeReport LabGrader::run() {
       if (blocked && !o_.all_steps) break;
       auto& sr = rep_.steps[i];
       bool any_fail = false, any_skip = false;
-      start_step_tool_runs(m_.steps[i]);
       for (const auto& c : m_.steps[i].checks) {
         sr.checks.push_back(check(c));
         any_fail = any_fail || sr.checks.back().status == Outcome::fail;

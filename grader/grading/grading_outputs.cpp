@@ -70,6 +70,7 @@ void LabGrader::run_correctness() {
     rc.args.insert(rc.args.end(), {"--case", name});
   };
   std::size_t cases = 0;
+  bool gathers_facts = false;
   for (const auto& step : m_.steps)
     for (const auto& c : step.checks) {
       if (c.kind == CheckKind::correct)
@@ -78,9 +79,9 @@ void LabGrader::run_correctness() {
         add_case(c.case_name);
         rc.args.insert(rc.args.end(), {"--facts", c.case_name});
         ++cases;
+        gathers_facts = true;
       }
     }
-  const bool facts = gathers_facts();
   // Every request may take the lab's timeout; a case makes a few requests.
   rc.timeout_s = m_.timeout_s * (4.0 * static_cast<double>(cases) + 2) + 30;
   // The tools run the program on their own, beside this run: none of them times
@@ -89,16 +90,16 @@ void LabGrader::run_correctness() {
   // matter: a fact may read the whole GPU's state (lab02's leak check reads free
   // device memory, which other runs of programs take and give back), so with
   // facts to gather this run has the GPU to itself and the tools start after it.
-  rc.gpu_use = facts ? memlabs::GpuUse::exclusive : memlabs::GpuUse::shared;
+  rc.gpu_use = gathers_facts ? memlabs::GpuUse::exclusive : memlabs::GpuUse::shared;
   // The first timing starts here too: its referee waits for these runs (shared
   // turns) before it times anything, and is stopped if no step reaches it.
-  if (!facts && o_.overlap_runs) {
+  if (!gathers_facts && o_.overlap_runs) {
     start_tool_runs();
     start_first_timing();
   }
   student_run_ = call_referee(rc);
   if (student_run_.category == "timeout") cancel_tool_runs_ = true;  // each would hang to its own limit
-  if (facts && o_.overlap_runs && student_run_.category != "timeout") {
+  if (gathers_facts && o_.overlap_runs && student_run_.category != "timeout") {
     start_tool_runs();
     start_first_timing();
   }

@@ -1,7 +1,6 @@
 // The submission's program under ncu and compute-sanitizer: the runs, started
 // side by side with the correctness run, and the checks that read their
 // reports (check_ncu, check_sanitizer).
-#include <algorithm>
 #include <chrono>
 #include <future>
 #include <vector>
@@ -137,38 +136,17 @@ std::shared_future<LabGrader::ToolOutput> LabGrader::start_ncu_run(const Check& 
                         [](const std::string& report) { return parse_ncu_log(report).measured(); });
 }
 
-void LabGrader::start_tool_runs(const Step* only) {
+void LabGrader::start_tool_runs() {
   if (gpu_unavailable()) return;
   const auto& ncu = s_.builder->toolchain().ncu;
   for (const auto& step : m_.steps)
     for (const auto& c : step.checks) {
-      if (only && &step != only) continue;
       if (c.kind == CheckKind::sanitizer && sanitizer_runs())
         for (const auto& tool : c.tools)
           if (!tool_outputs_.count(sanitizer_key(c, tool))) start_sanitizer_run(c, tool);
       if (c.kind == CheckKind::ncu && ncu && !tool_outputs_.count(ncu_key(c)) && find_ncu_measure(c.metric))
         start_ncu_run(c);
     }
-}
-
-bool LabGrader::gathers_facts() const {
-  for (const auto& step : m_.steps)
-    for (const auto& c : step.checks)
-      if (c.kind == CheckKind::api) return true;
-  return false;
-}
-
-void LabGrader::start_step_tool_runs(const Step& step) {
-  if (o_.overlap_runs || gpu_unavailable()) return;
-  const bool runs_tools = std::any_of(step.checks.begin(), step.checks.end(), [](const Check& c) {
-    return c.kind == CheckKind::sanitizer || c.kind == CheckKind::ncu;
-  });
-  if (!runs_tools) return;
-  // Every check of the step runs, and each tool check needs the correctness run
-  // first: with facts to gather that run has the GPU alone, so the tools follow it.
-  if (gathers_facts()) run_correctness();
-  if (correctness_done_ && student_run_.category == "timeout") return;  // each would hang to its own limit
-  start_tool_runs(&step);
 }
 
 void LabGrader::finish_tool_runs() {

@@ -82,12 +82,7 @@ class LabGrader {
                                                 const ReportCheck& worth_keeping);
   std::shared_future<ToolOutput> start_sanitizer_run(const Check& c, const std::string& tool);
   std::shared_future<ToolOutput> start_ncu_run(const Check& c);
-  void start_tool_runs(const Step* only = nullptr);  // every step's, or one step's
-  // One step at a time (GradeOptions::overlap_runs off): a step's tool runs
-  // start together when the step comes, beside the correctness run as in the
-  // default order (after it, when it gathers facts); a later step's wait.
-  void start_step_tool_runs(const Step& step);
-  bool gathers_facts() const;  // the correctness run reads the GPU's state (an api check): it has the GPU alone
+  void start_tool_runs();
   void finish_tool_runs();
   void stop_tool_runs();  // the ones still running: no check will read them
   bool keeps_tool_runs() const;
