@@ -6,6 +6,9 @@
 
 #include <atomic>
 #include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <random>
 
 #include "child_process.hpp"
@@ -20,6 +23,18 @@ namespace {
 
 constexpr double kCompileTimeout = 600;
 
+// Threads of one grader that need the same entry at once (`grader check`'s
+// items of one lab, building one program) build it once: the others wait for
+// it here and then find it complete. Other processes race through the rename.
+std::mutex& entry_turn(const fs::path& dir) {
+  static std::mutex guard;
+  static auto* turns = new std::map<std::string, std::unique_ptr<std::mutex>>;  // never destroyed: see gpu_lock.cpp
+  const std::lock_guard<std::mutex> hold(guard);
+  auto& turn = (*turns)[dir.string()];
+  if (!turn) turn = std::make_unique<std::mutex>();
+  return *turn;
+}
+
 std::string unique_suffix() {
   static std::mt19937_64 rng{std::random_device{}()};
   return std::to_string(getpid()) + "-" + std::to_string(rng() % 1000000000);
@@ -33,6 +48,11 @@ CacheEntry cached_build(const fs::path& cache_dir, const std::string& name, cons
   e.dir = cache_dir / (name + "-" + key);
   std::error_code ec;
   if (fs::exists(e.dir / ".complete", ec)) {
+    e.cached = e.ok = true;
+    return e;
+  }
+  const std::lock_guard<std::mutex> one_build(entry_turn(e.dir));
+  if (fs::exists(e.dir / ".complete", ec)) {  // another thread built it while this one waited
     e.cached = e.ok = true;
     return e;
   }

@@ -1,11 +1,16 @@
 // The build's defences that need no compiler: which included files a
-// submission may use, and which host assembly it may not hold.
+// submission may use, and which host assembly it may not hold; and the build
+// cache's entries, made once.
 #include "builder.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <fstream>
 #include <future>
+#include <thread>
 
 #include "builder_steps.hpp"
 
@@ -94,6 +99,30 @@ TEST(ToolRuns, SideBySideInOneFolderEachKeepsItsOwnErrors) {
     EXPECT_NE(log.find("error in unit " + std::to_string(i)), std::string::npos) << i << ": " << log;
   }
   std::filesystem::remove_all(work);
+}
+
+// Two threads of one grader needing the same entry at once (`grader check`'s
+// items of one lab) build it once; the second finds it complete.
+TEST(CachedBuild, OneEntryNeededTwiceAtOnceIsBuiltOnce) {
+  const std::filesystem::path cache =
+      std::filesystem::temp_directory_path() / ("cached_build_test-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(cache);
+  std::atomic<int> builds{0};
+  const auto make = [&](const std::filesystem::path& work, std::string&) {
+    ++builds;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::ofstream(work / "worker") << "built\n";
+    return true;
+  };
+  auto first = std::async(std::launch::async, [&] { return builder_detail::cached_build(cache, "worker", "k", make); });
+  auto second =
+      std::async(std::launch::async, [&] { return builder_detail::cached_build(cache, "worker", "k", make); });
+  const auto a = first.get(), b = second.get();
+  EXPECT_EQ(builds.load(), 1);
+  EXPECT_TRUE(a.ok && b.ok);
+  EXPECT_NE(a.cached, b.cached) << "one built it, the other found it";
+  EXPECT_TRUE(std::filesystem::exists(cache / "worker-k" / "worker"));
+  std::filesystem::remove_all(cache);
 }
 
 }  // namespace
