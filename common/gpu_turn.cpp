@@ -73,42 +73,22 @@ void GpuTurnFiles::take(GpuUse use, const std::function<void()>& waiting, Exclus
   if (held_ == Held::exclusive) {
     // Never through the gate while holding the turn: a request waiting there
     // for this very turn would wait for ever, and this with it.
-    if (use != GpuUse::exclusive) {
+    if (use == GpuUse::shared) {
       flock_waiting(turn_, LOCK_SH, file_, waiting, said);
-      if (use == GpuUse::shared) leave_gate();  // shared work times nothing: the batch of timings may end
+      leave_gate();  // shared work times nothing: the batch of timings may end
     }
-    held_ = use == GpuUse::exclusive ? Held::exclusive : Held::shared;
+    held_ = use == GpuUse::shared ? Held::shared : Held::exclusive;
     return;
   }
-  // Nor holding a shared turn: a timing at the turn waits for it. A timing's
-  // start keeps its place in the batch (the gate) while it changes turns.
+  // Nor holding a shared turn: a timing at the turn waits for it.
   if (held_ == Held::shared) {
-    if (use != GpuUse::exclusive) return;
-    if (in_gate_ && length == ExclusiveLength::short_turn) {
-      ::flock(turn_, LOCK_UN);
-      held_ = Held::none;
-    } else {
-      give_back();
-    }
-  }
-  if (use == GpuUse::timing_start) {
-    // Into the batch of timings, sharing the GPU with the other timings' starts.
-    flock_waiting(gate_, LOCK_SH, file_ + ".gate", waiting, said);
-    in_gate_ = true;
-    try {
-      flock_waiting(turn_, LOCK_SH, file_, waiting, said);
-    } catch (...) {
-      leave_gate();
-      throw;
-    }
-    held_ = Held::shared;
-    return;
+    if (use == GpuUse::shared) return;
+    give_back();
   }
   if (use == GpuUse::exclusive && length == ExclusiveLength::short_turn) {
-    // Into the batch of timings (if its start is not there already): shared work
-    // waits at the gate until the last of them is done; the timings take the
-    // turn one after another.
-    if (!in_gate_) flock_waiting(gate_, LOCK_SH, file_ + ".gate", waiting, said);
+    // Into the batch of timings: shared work waits at the gate until the last
+    // of them is done; the timings take the turn one after another.
+    flock_waiting(gate_, LOCK_SH, file_ + ".gate", waiting, said);
     in_gate_ = true;
     try {
       flock_waiting(turn_, LOCK_EX, file_, waiting, said);

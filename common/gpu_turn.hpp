@@ -15,12 +15,6 @@
 // happens once for every timing of the batch, not once each (on an H100 it cut
 // a two-lab `grader check`'s summed waits for the GPU from 342 s to 194 s).
 //
-// A timing starts (CUDA, its server, its first buffers) sharing the GPU, and
-// it does so inside the batch (GpuUse::timing_start): it holds the gate from
-// then on, so no shared work starts between its start and its measured part.
-// The drain of the shared work already running overlaps its start, and a
-// timing that starts while another has the GPU alone finds nothing to drain.
-//
 // A long exclusive turn (a sandboxed grade's, held for its whole grade) does
 // not join timings' batches: it closes the gate (LOCK_EX) only until it holds
 // the turn, so other users' shared work gets its turns between such grades.
@@ -37,8 +31,7 @@
 
 namespace memlabs {
 
-// timing_start: shared, for a timing's start, inside the batch of timings (above).
-enum class GpuUse { shared, timing_start, exclusive };
+enum class GpuUse { shared, exclusive };
 
 // How an exclusive turn waits beside others (see above): short (a timing, a
 // run that reads the GPU's state) or long (a whole grade).

@@ -269,12 +269,11 @@ void run_or_time(const LabDefinition& lab, const RefereeArgs& a, json& result) {
   result["seed"] = a.seed;
   // A timing shares the GPU while it starts (CUDA, its server, the first
   // buffers) and has it alone for what it times (timing.cu); before CUDA
-  // starts, no other grade may be timing. It starts inside the batch of
-  // timings (gpu_turn.hpp): no shared work gets in before its measured part.
+  // starts, no other grade may be timing.
   std::unique_ptr<GpuTurnFiles> turn;
   if (a.mode == "time" && !a.gpu_lock.empty()) {
     turn = std::make_unique<GpuTurnFiles>(a.gpu_lock);
-    take_gpu_turn(*turn, GpuUse::timing_start);
+    take_gpu_turn(*turn, GpuUse::shared);
   }
   const auto cuda_begin = RefereePhases::Clock::now();
   const cudaError_t e = cudaFree(nullptr);

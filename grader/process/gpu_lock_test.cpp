@@ -292,57 +292,6 @@ TEST_F(GpuLock, TimingsAskingTogetherGoBeforeSharedWorkThatAskedBetweenThem) {
   EXPECT_EQ(first_at.load() + second_at.load(), 3);
 }
 
-// A timing starts (CUDA, its server) sharing the GPU, inside the batch: shared
-// work that asks after it waits until its measured part is done, so a timing
-// that starts while another times finds nothing to drain (with its start a
-// plain shared turn, the shared request would get in between).
-TEST_F(GpuLock, SharedWorkThatAsksAfterATimingStartedWaitsUntilThatTimingIsDone) {
-  auto other_timing = std::make_unique<GpuTurn>(file, GpuUse::exclusive);
-  std::atomic<int> order{0}, started_at{0}, alone_at{0}, shared_at{0};
-  std::atomic<bool> start_waiting{false}, shared_asked{false};
-  std::thread timing([&] {
-    memlabs::GpuTurnFiles t(file.string());
-    t.take(GpuUse::timing_start, [&] { start_waiting = true; });
-    started_at = ++order;
-    while (!shared_asked) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // CUDA starting
-    t.take(GpuUse::exclusive);
-    alone_at = ++order;
-    t.give_back();
-  });
-  while (!start_waiting) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  other_timing.reset();
-  while (!started_at) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  std::thread shared([&] {
-    shared_asked = true;
-    const GpuTurn t(file, GpuUse::shared);
-    shared_at = ++order;
-  });
-  timing.join();
-  shared.join();
-  EXPECT_EQ(started_at.load(), 1);
-  EXPECT_EQ(alone_at.load(), 2) << "shared work got in between a timing's start and its measured part";
-  EXPECT_EQ(shared_at.load(), 3);
-}
-
-// A timing's start shares the GPU with the shared work already running (it
-// waits for none of it), and with other timings' starts.
-TEST_F(GpuLock, ATimingStartsBesideSharedWorkAlreadyRunningAndOtherTimingsStarts) {
-  const GpuTurn running(file, GpuUse::shared);
-  memlabs::GpuTurnFiles first(file.string()), second(file.string());
-  ::alarm(10);  // a wait here ends the test, not the suite's time
-  bool waited = false;
-  first.take(GpuUse::timing_start, [&] { waited = true; });
-  second.take(GpuUse::timing_start, [&] { waited = true; });
-  ::alarm(0);
-  EXPECT_FALSE(waited);
-  EXPECT_FALSE(other_process_can_take(file.string() + ".gate", GpuUse::exclusive))
-      << "new shared work could pass the gate while timings start";
-  first.give_back();
-  second.give_back();
-  EXPECT_TRUE(other_process_can_take(file.string() + ".gate", GpuUse::exclusive)) << "the gate stayed closed";
-}
-
 // A sandboxed grade holds its exclusive turn for the whole grade: other users'
 // shared work that asked before the next such grade goes before it.
 TEST_F(GpuLock, ALongExclusiveTurnLetsSharedWorkThatAskedFirstGoFirst) {
