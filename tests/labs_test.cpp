@@ -27,6 +27,7 @@
 #include "course.hpp"
 #include "course_runs.hpp"
 #include "fixture_expectation.hpp"
+#include "grading.hpp"
 #include "manifest.hpp"
 #include "publish.hpp"
 #include "referee_client.hpp"
@@ -178,6 +179,33 @@ TEST_P(StaticLab, SkeletonBuilds) {
   ASSERT_TRUE(g.out.is_object()) << g.raw << g.err;
   EXPECT_NE(g.exit_code, 3) << g.out.dump(1);
   EXPECT_TRUE(g.out["build"]["student"]["ok"].get<bool>());
+}
+
+// --first-failure-only (how grader check grades skeletons and fixtures) gives
+// the verdict a full grade gives, and in the failing step runs nothing after
+// the first check that fails, taking the cheapest first.
+TEST_P(StaticLab, SkeletonGradedFirstFailureOnlyKeepsItsVerdictAndRunsNothingAfterTheFailure) {
+  const auto full = run_grader({"grade", GetParam(), "--one-step-at-a-time"}, true);
+  const auto first = run_grader({"grade", GetParam(), "--one-step-at-a-time", "--first-failure-only"}, true);
+  ASSERT_TRUE(full.out.is_object() && first.out.is_object()) << full.raw << first.raw << first.err;
+  EXPECT_EQ(first.exit_code, full.exit_code);
+  EXPECT_EQ(first.out["current_step"], full.out["current_step"]);
+  const json* step = first_failing_step(first.out);
+  if (!step) return;  // this skeleton fails only on a GPU
+  const auto m = grader::load_manifest(kRoot / "labs" / GetParam() / "lab.json");
+  const auto& checks = m.steps[(*step)["id"].get<int>() - m.steps.front().id].checks;
+  bool failed = false;
+  for (const std::size_t i : grader::cheapest_first(checks)) {
+    const json& c = (*step)["checks"][i];
+    EXPECT_EQ(c["kind"], grader::name_of(checks[i].kind)) << "the report keeps the manifest's order";
+    const json data = c.value("data", json::object());
+    if (failed)
+      EXPECT_EQ(data.value("not_run", ""), "first_failure_only") << c.dump();
+    else
+      EXPECT_FALSE(data.contains("not_run")) << c.dump();
+    failed = failed || c["status"] == "fail";
+  }
+  EXPECT_TRUE(failed);
 }
 
 INSTANTIATE_TEST_SUITE_P(Static, StaticLab, ::testing::ValuesIn(lab_folders()),

@@ -77,7 +77,7 @@ struct CheckGrade {
 };
 
 CheckGrade grade_for_check(Session& session, const LabSources& s, const fs::path& submission, bool all_steps,
-                           const GpuLintOptions& o, const fs::path& work_dir) {
+                           const GpuLintOptions& o, const fs::path& work_dir, bool first_failure_only = false) {
   ChildGradeCall call;
   call.course_root = s.course_root;
   call.lab = s.lab.folder;
@@ -87,6 +87,7 @@ CheckGrade grade_for_check(Session& session, const LabSources& s, const fs::path
   // Many grades side by side: none starts work that a failing step throws away
   // (a fixture that fails step 1 would still have timed its program).
   call.one_step_at_a_time = true;
+  call.first_failure_only = first_failure_only;
   call.cap_s = o.cap_s;
   call.work_dir = work_dir;
   try {
@@ -144,6 +145,15 @@ std::vector<LintItem> solution_items(const Manifest& m, const CheckGrade& g) {
             "the reference's " + c.summary + " (needs " +
                 ncu_bound_in_words(*nm, c.data.value(nm->rule == NcuMeasure::at_least ? "min" : "max", 0.0)) + ")"));
   return out;
+}
+
+// Whether --first-failure-only left checks out of a grade.
+bool some_check_not_run(const CheckGrade& g) {
+  if (!g.report) return false;
+  for (const auto& st : g.report->steps)
+    for (const auto& c : st.checks)
+      if (not_run_after_a_failure(c)) return true;
+  return false;
 }
 
 // A fixture's GPU verdict against its // expect: line.
@@ -256,11 +266,12 @@ std::vector<GpuJob> lab_gpu_jobs(Session& session, const LabSources& s, const Gp
       return items;
     };
   };
-  jobs.push_back({timed([&, work_dir] {
-                    return std::vector<LintItem>{skeleton_item(
-                        m, grade_for_check(session, s, s.lab.dir / m.student_file, false, o, work_dir / "skeleton"))};
-                  }),
-                  {}});
+  jobs.push_back(
+      {timed([&, work_dir] {
+         return std::vector<LintItem>{skeleton_item(
+             m, grade_for_check(session, s, s.lab.dir / m.student_file, false, o, work_dir / "skeleton", true))};
+       }),
+       {}});
   // A published copy grades with the referee built from its own public files,
   // so the skeleton's verdict above still means something; the rest needs the solution.
   if (!s.solution) {
@@ -289,7 +300,13 @@ std::vector<GpuJob> lab_gpu_jobs(Session& session, const LabSources& s, const Gp
     }
     const fs::path dir = work_dir / ("fixture-" + f.stem().string());
     jobs.push_back({timed([&, f, e, dir] {
-                      return std::vector<LintItem>{fixture_item(f, e, grade_for_check(session, s, f, false, o, dir))};
+                      // A failing step stops at its first failing check: the verdict needs no more. Where
+                      // the failure the fixture expects was among the checks not run, the whole step decides.
+                      const CheckGrade g = grade_for_check(session, s, f, false, o, dir, true);
+                      LintItem item = fixture_item(f, e, g);
+                      if (item.status == "fail" && some_check_not_run(g))
+                        item = fixture_item(f, e, grade_for_check(session, s, f, false, o, dir / "whole-steps"));
+                      return std::vector<LintItem>{item};
                     }),
                     {}});
   }

@@ -19,6 +19,7 @@ struct GradeCommandOptions {
   bool timings = false;
   bool fresh = false;
   bool one_step_at_a_time = false;
+  bool first_failure_only = false;
 };
 
 int run_grade(const GradeCommandOptions& o, const GlobalOptions& g) {
@@ -36,6 +37,7 @@ int run_grade(const GradeCommandOptions& o, const GlobalOptions& g) {
   go.sanitize = o.sanitize;
   go.reuse_tool_runs = !o.fresh;
   go.overlap_runs = !o.one_step_at_a_time;
+  go.first_failure_only = o.first_failure_only;
 
   // A fixture or a classmate's file graded with --submission is not recorded as progress.
   GradeReport report = grade_and_record(session, lab, manifest, go);
@@ -82,6 +84,10 @@ Command grade_command() {
                          "start ncu, compute-sanitizer and the timing only when their step is graded, not beside "
                          "the first run: one grade takes longer, but many side by side waste nothing on steps a "
                          "failing step locks (grader check grades so)");
+            sub.add_flag("--first-failure-only", o->first_failure_only,
+                         "in a failing step, stop at the first check that fails, taking the cheapest first; the "
+                         "others are reported as not run (the same verdict, sooner; grader check grades its "
+                         "fixtures so)");
             return [o, &g] { return run_grade(*o, g); };
           }};
 }

@@ -19,6 +19,7 @@ std::vector<std::string> child_grade_argv(const ChildGradeCall& call) {
   if (call.cap_s) argv.insert(argv.end(), {"--cap", fixed(*call.cap_s, 2)});
   if (call.all_steps) argv.push_back("--all");
   if (call.one_step_at_a_time) argv.push_back("--one-step-at-a-time");
+  if (call.first_failure_only) argv.push_back("--first-failure-only");
   return argv;
 }
 

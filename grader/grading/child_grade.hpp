@@ -22,6 +22,7 @@ struct ChildGradeCall {
   std::string arch;                  // as this process builds
   bool all_steps = false;            // --all
   bool one_step_at_a_time = false;   // --one-step-at-a-time
+  bool first_failure_only = false;   // --first-failure-only
   std::optional<double> cap_s;       // --cap; none: the grade's default
   std::filesystem::path work_dir;    // its output and errors; made if missing
   double timeout_s = 3600;           // the whole grade

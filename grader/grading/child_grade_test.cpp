@@ -67,6 +67,7 @@ TEST_F(ChildGrade, ItsCommandIsAFreshJsonGradeAndItsReportReadsBack) {
                 "; exit 1");
   call.all_steps = true;
   call.one_step_at_a_time = true;
+  call.first_failure_only = true;
   call.cap_s = 2.5;
   const GradeReport r = grade_in_child(call);
   EXPECT_EQ(r.exit_code, kExitStepFailed);
@@ -90,7 +91,8 @@ TEST_F(ChildGrade, ItsCommandIsAFreshJsonGradeAndItsReportReadsBack) {
                                          "--cap",
                                          "2.50",
                                          "--all",
-                                         "--one-step-at-a-time"};
+                                         "--one-step-at-a-time",
+                                         "--first-failure-only"};
   EXPECT_EQ(argv, want);
 }
 

@@ -79,6 +79,52 @@ CheckResult LabGrader::check(const Check& c) {
   return check_timing(c);
 }
 
+namespace {
+
+// --first-failure-only's order: what costs least, and holds no turn others wait
+// for, first. ncu profiles one program at a time machine-wide, and a timing
+// has the GPU alone.
+int cost_rank(CheckKind kind) {
+  if (traits_of(kind).is_static) return 0;
+  if (kind == CheckKind::correct) return 1;
+  if (kind == CheckKind::sanitizer) return 2;
+  if (kind == CheckKind::ncu) return 3;
+  return 4;
+}
+
+}  // namespace
+
+std::vector<std::size_t> cheapest_first(const std::vector<Check>& checks) {
+  std::vector<std::size_t> order(checks.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return cost_rank(checks[a].kind) < cost_rank(checks[b].kind); });
+  return order;
+}
+
+bool not_run_after_a_failure(const CheckResult& c) { return c.data.value("not_run", "") == "first_failure_only"; }
+
+// A step's checks, in the manifest's order in the report.
+std::vector<CheckResult> LabGrader::grade_step(const Step& step) {
+  std::vector<CheckResult> out(step.checks.size());
+  if (!o_.first_failure_only) {
+    for (std::size_t i = 0; i < step.checks.size(); ++i) out[i] = check(step.checks[i]);
+    return out;
+  }
+  bool failed_already = false;
+  for (const std::size_t i : cheapest_first(step.checks)) {
+    if (failed_already) {
+      out[i] = skipped(step.checks[i], "not run: another check of this step failed (--first-failure-only)");
+      out[i].advisory = true;  // the step fails anyway
+      out[i].data["not_run"] = "first_failure_only";
+      continue;
+    }
+    out[i] = check(step.checks[i]);
+    failed_already = out[i].status == Outcome::fail;
+  }
+  return out;
+}
+
 GradeReport LabGrader::run() {
   const auto t0 = std::chrono::steady_clock::now();
   rep_.lab_folder = lab_.folder;
@@ -100,10 +146,10 @@ GradeReport LabGrader::run() {
       if (blocked && !o_.all_steps) break;
       auto& sr = rep_.steps[i];
       bool any_fail = false, any_skip = false;
-      for (const auto& c : m_.steps[i].checks) {
-        sr.checks.push_back(check(c));
-        any_fail = any_fail || sr.checks.back().status == Outcome::fail;
-        any_skip = any_skip || (sr.checks.back().status == Outcome::skipped && !sr.checks.back().advisory);
+      sr.checks = grade_step(m_.steps[i]);
+      for (const auto& r : sr.checks) {
+        any_fail = any_fail || r.status == Outcome::fail;
+        any_skip = any_skip || (r.status == Outcome::skipped && !r.advisory);
       }
       sr.status = any_fail ? Outcome::fail : any_skip ? Outcome::skipped : Outcome::pass;
       sr.symptom_hint = symptom_hint(m_, m_.steps[i], sr.checks);

@@ -32,6 +32,14 @@ struct GradeOptions {
   // running that no check reads: many grades side by side (`grader check`) end
   // sooner. Either way the same checks run and decide the same verdict.
   bool overlap_runs = true;
+  // In a failing step, run nothing after the first check that fails, taking
+  // the checks cheapest first (the compiler's evidence, the correctness run,
+  // compute-sanitizer, ncu, the timings); the rest are reported as not run.
+  // The verdict (exit code, first failing step) is the same; what a step's
+  // other checks would have said is not known. `grader check` grades its
+  // skeletons and fixtures so (`--first-failure-only`), and again in full
+  // where the failure it expected is among the checks not run.
+  bool first_failure_only = false;
 };
 
 // A check's or a step's outcome; a report writes its name (name_of).
@@ -52,6 +60,11 @@ struct CheckResult {
   // other checks decide it, and the report says what was not measured.
   bool advisory = false;
 };
+
+// The checks of a step in the order --first-failure-only takes them: cheapest first.
+std::vector<std::size_t> cheapest_first(const std::vector<Check>& checks);
+// A check that --first-failure-only left out (CheckResult::data["not_run"]).
+bool not_run_after_a_failure(const CheckResult& c);
 
 struct StepResult {
   int id = 0;

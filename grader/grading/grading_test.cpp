@@ -1,5 +1,5 @@
-// The parts of grading that need no GPU: which hint a failing step shows, and
-// what grade --sanitize adds to a manifest.
+// The parts of grading that need no GPU: which hint a failing step shows,
+// what grade --sanitize adds to a manifest, the order --first-failure-only takes.
 #include "grading.hpp"
 
 #include <gtest/gtest.h>
@@ -83,6 +83,28 @@ TEST(Sanitize, AddsACheckAfterEachCorrectnessCheckThatHasNone) {
   EXPECT_EQ(s.kind, CheckKind::sanitizer);
   EXPECT_EQ(s.cases, std::vector<std::string>{"64x64"});
   EXPECT_EQ(s.tools, (std::vector<std::string>{"memcheck", "racecheck", "synccheck", "initcheck"}));
+}
+
+// --first-failure-only takes a step's checks cheapest first: the compiler's
+// evidence, the correctness run, compute-sanitizer, ncu (one profile at a time
+// machine-wide), then the timings (the GPU alone); the manifest's order within each.
+TEST(FirstFailureOnly, TakesAStepsChecksCheapestFirst) {
+  const Manifest m = parse_manifest(json::parse(R"({
+    "format_version": 1, "id": "lab07", "title": "t",
+    "steps": [ { "id": 1, "title": "all", "checks": [
+      { "kind": "speedup", "case": "64x64", "min": 2 },
+      { "kind": "ncu", "kernel": "k", "case": "64x64", "metric": "shared_loads_per_block", "min": 1 },
+      { "kind": "sanitizer", "cases": ["1x1"] },
+      { "kind": "correct", "cases": ["1x1"] },
+      { "kind": "ptx", "kernel": "k", "must_contain": ["ld.shared"] },
+      { "kind": "fraction_of_peak", "case": "64x64", "min": 0.5 },
+      { "kind": "ptxas", "kernel": "k", "max_spill_bytes": 0 } ] } ] })"),
+                                    "lab.json");
+  EXPECT_EQ(cheapest_first(m.steps[0].checks), (std::vector<std::size_t>{4, 6, 3, 2, 1, 0, 5}));
+  CheckResult left_out;
+  EXPECT_FALSE(not_run_after_a_failure(left_out));
+  left_out.data["not_run"] = "first_failure_only";
+  EXPECT_TRUE(not_run_after_a_failure(left_out));
 }
 
 // A kernel that writes NaN or infinity must get a message that says so, not

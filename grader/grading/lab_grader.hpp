@@ -35,6 +35,7 @@ class LabGrader {
 
   bool build();
   CheckResult check(const Check& c);
+  std::vector<CheckResult> grade_step(const Step& step);
   CheckResult check_ptx(const Check& c);
   CheckResult check_ptxas(const Check& c);
   CheckResult check_correct(const Check& c);
