@@ -85,9 +85,9 @@ Command grade_command() {
                          "the first run: one grade takes longer, but many side by side waste nothing on steps a "
                          "failing step locks (grader check grades so)");
             sub.add_flag("--first-failure-only", o->first_failure_only,
-                         "in a failing step, stop at the first check that fails, taking the cheapest first; the "
-                         "others are reported as not run (the same verdict, sooner; grader check grades its "
-                         "fixtures so)");
+                         "in a failing step, start no compute-sanitizer, ncu or timing run once a check has "
+                         "failed, taking the cheapest checks first; those are reported as not run (the same "
+                         "verdict, sooner; grader check grades its fixtures so)");
             return [o, &g] { return run_grade(*o, g); };
           }};
 }

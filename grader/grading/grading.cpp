@@ -82,17 +82,22 @@ CheckResult LabGrader::check(const Check& c) {
 namespace {
 
 // --first-failure-only's order: what costs least, and holds no turn others wait
-// for, first. ncu profiles one program at a time machine-wide, and a timing
+// for, first. The correctness run's own checks (correct, api) cost nothing more
+// once it has run; ncu profiles one program at a time machine-wide, and a timing
 // has the GPU alone.
 int cost_rank(CheckKind kind) {
   if (traits_of(kind).is_static) return 0;
-  if (kind == CheckKind::correct) return 1;
+  if (!has_a_run_of_its_own(kind)) return 1;
   if (kind == CheckKind::sanitizer) return 2;
   if (kind == CheckKind::ncu) return 3;
   return 4;
 }
 
 }  // namespace
+
+bool has_a_run_of_its_own(CheckKind kind) {
+  return kind == CheckKind::sanitizer || kind == CheckKind::ncu || is_timed_kind(kind);
+}
 
 std::vector<std::size_t> cheapest_first(const std::vector<Check>& checks) {
   std::vector<std::size_t> order(checks.size());
@@ -113,14 +118,14 @@ std::vector<CheckResult> LabGrader::grade_step(const Step& step) {
   }
   bool failed_already = false;
   for (const std::size_t i : cheapest_first(step.checks)) {
-    if (failed_already) {
+    if (failed_already && has_a_run_of_its_own(step.checks[i].kind)) {
       out[i] = skipped(step.checks[i], "not run: another check of this step failed (--first-failure-only)");
       out[i].advisory = true;  // the step fails anyway
       out[i].data["not_run"] = "first_failure_only";
       continue;
     }
     out[i] = check(step.checks[i]);
-    failed_already = out[i].status == Outcome::fail;
+    failed_already = failed_already || out[i].status == Outcome::fail;
   }
   return out;
 }

@@ -32,11 +32,12 @@ struct GradeOptions {
   // running that no check reads: many grades side by side (`grader check`) end
   // sooner. Either way the same checks run and decide the same verdict.
   bool overlap_runs = true;
-  // In a failing step, run nothing after the first check that fails, taking
-  // the checks cheapest first (the compiler's evidence, the correctness run,
-  // compute-sanitizer, ncu, the timings); the rest are reported as not run.
-  // The verdict (exit code, first failing step) is the same; what a step's
-  // other checks would have said is not known. `grader check` grades its
+  // In a failing step, start no run of its own (compute-sanitizer, ncu, a
+  // timing) once a check has failed, taking the checks cheapest first (the
+  // compiler's evidence and the correctness run's checks, which always run,
+  // then compute-sanitizer, ncu, the timings); those left out are reported as
+  // not run. The verdict (exit code, first failing step) is the same; what the
+  // checks left out would have said is not known. `grader check` grades its
   // skeletons and fixtures so (`--first-failure-only`), and again in full
   // where the failure it expected is among the checks not run.
   bool first_failure_only = false;
@@ -62,6 +63,8 @@ struct CheckResult {
 };
 
 // The checks of a step in the order --first-failure-only takes them: cheapest first.
+// Those with a run of their own (compute-sanitizer, ncu, a timing) are what it leaves out.
+bool has_a_run_of_its_own(CheckKind kind);
 std::vector<std::size_t> cheapest_first(const std::vector<Check>& checks);
 // A check that --first-failure-only left out (CheckResult::data["not_run"]).
 bool not_run_after_a_failure(const CheckResult& c);

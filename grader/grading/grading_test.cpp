@@ -86,8 +86,9 @@ TEST(Sanitize, AddsACheckAfterEachCorrectnessCheckThatHasNone) {
 }
 
 // --first-failure-only takes a step's checks cheapest first: the compiler's
-// evidence, the correctness run, compute-sanitizer, ncu (one profile at a time
-// machine-wide), then the timings (the GPU alone); the manifest's order within each.
+// evidence, the correctness run's checks, compute-sanitizer, ncu (one profile at
+// a time machine-wide), then the timings (the GPU alone); the manifest's order
+// within each. Only the last three have runs of their own for it to leave out.
 TEST(FirstFailureOnly, TakesAStepsChecksCheapestFirst) {
   const Manifest m = parse_manifest(json::parse(R"({
     "format_version": 1, "id": "lab07", "title": "t",
@@ -98,9 +99,13 @@ TEST(FirstFailureOnly, TakesAStepsChecksCheapestFirst) {
       { "kind": "correct", "cases": ["1x1"] },
       { "kind": "ptx", "kernel": "k", "must_contain": ["ld.shared"] },
       { "kind": "fraction_of_peak", "case": "64x64", "min": 0.5 },
-      { "kind": "ptxas", "kernel": "k", "max_spill_bytes": 0 } ] } ] })"),
+      { "kind": "ptxas", "kernel": "k", "max_spill_bytes": 0 },
+      { "kind": "api", "case": "1x1", "facts": ["sm_count"] } ] } ] })"),
                                     "lab.json");
-  EXPECT_EQ(cheapest_first(m.steps[0].checks), (std::vector<std::size_t>{4, 6, 3, 2, 1, 0, 5}));
+  EXPECT_EQ(cheapest_first(m.steps[0].checks), (std::vector<std::size_t>{4, 6, 3, 7, 2, 1, 0, 5}));
+  for (const auto& c : m.steps[0].checks)
+    EXPECT_EQ(has_a_run_of_its_own(c.kind), c.kind == CheckKind::sanitizer || c.kind == CheckKind::ncu || is_timed(c))
+        << name_of(c.kind);
   CheckResult left_out;
   EXPECT_FALSE(not_run_after_a_failure(left_out));
   left_out.data["not_run"] = "first_failure_only";
