@@ -111,6 +111,11 @@ std::vector<std::string> diagnostics_lines(const std::string& text, std::size_t 
 // The margin rule on its own: median over threshold; fraction_of_peak only
 // warns below the margin (a near-peak fraction cannot always clear 1.25×).
 LintItem margin_item(int step, const Check& check, double median, double required_margin);
+// margin_item for every timed threshold of the lab (a fallback's too), each
+// from the solution's grade (graded with --decide-margin): any timed check
+// on a case carries that case's whole timing report. A threshold whose case
+// it did not time (no report: nullptr) fails.
+std::vector<LintItem> margin_items(const Manifest& m, const GradeReport* solution, double required_margin);
 
 struct CourseLint {
   std::string root;

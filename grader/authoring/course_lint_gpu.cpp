@@ -1,5 +1,6 @@
 // The GPU part of `grader check`: the skeleton's first failing step, the
-// solution's grade, the threshold margins and every fixture's verdict. The
+// solution's grade and the threshold margins read from its timings, and every
+// fixture's verdict. The
 // grades run several at once, each in a grader process of its own
 // (child_grade.hpp): their timings take the GPU one at a time, and the rest of
 // their work (building nothing, running programs and tools that time nothing)
@@ -8,8 +9,9 @@
 #include <atomic>
 #include <chrono>
 #include <iostream>
+#include <map>
 #include <mutex>
-#include <random>
+#include <set>
 #include <thread>
 
 #include "activity.hpp"
@@ -17,7 +19,6 @@
 #include "course_lint.hpp"
 #include "fixture_expectation.hpp"
 #include "ncu_report.hpp"
-#include "referee_client.hpp"
 #include "session.hpp"
 #include "text.hpp"
 
@@ -77,7 +78,8 @@ struct CheckGrade {
 };
 
 CheckGrade grade_for_check(Session& session, const LabSources& s, const fs::path& submission, bool all_steps,
-                           const GpuLintOptions& o, const fs::path& work_dir, bool first_failure_only = false) {
+                           const GpuLintOptions& o, const fs::path& work_dir, bool first_failure_only = false,
+                           double decide_margin = 1.0) {
   ChildGradeCall call;
   call.course_root = s.course_root;
   call.lab = s.lab.folder;
@@ -88,6 +90,7 @@ CheckGrade grade_for_check(Session& session, const LabSources& s, const fs::path
   // (a fixture that fails step 1 would still have timed its program).
   call.one_step_at_a_time = true;
   call.first_failure_only = first_failure_only;
+  call.decide_margin = decide_margin;
   call.cap_s = o.cap_s;
   call.work_dir = work_dir;
   try {
@@ -166,92 +169,92 @@ LintItem fixture_item(const fs::path& f, const FixtureExpectation& e, const Chec
                    diagnostics_lines(why, 20));
 }
 
-// What the margin lint decides is the margin, not the threshold: the session
-// may stop early only once every interval is clear of threshold × margin.
-void add_margin_decisions(RefereeCall& rc, const std::vector<std::pair<int, const Check*>>& checks,
-                          double required_margin) {
-  for (const auto& [step, c] : checks)
-    rc.args.insert(rc.args.end(), {"--decide", timing_decide_name(c->kind) + ":" + fixed(c->min * required_margin, 4)});
-}
+}  // namespace
 
-// The items of one case's margins, from the reference's timing of it.
-std::vector<LintItem> case_margin_items(const std::string& case_name,
-                                        const std::vector<std::pair<int, const Check*>>& checks, const RunnerOutcome& t,
-                                        double required_margin) {
+// Every timed threshold (a fallback's too) against the reference's own timing:
+// the solution's grade timed each case until its intervals were also clear of
+// threshold × margin (--decide-margin), and each of its timed checks carries
+// its case's whole timing report.
+std::vector<LintItem> margin_items(const Manifest& m, const GradeReport* solution, double required_margin) {
+  std::map<std::string, const json*> timing_of_case;
+  if (solution)
+    for (std::size_t i = 0; i < m.steps.size() && i < solution->steps.size(); ++i)
+      for (std::size_t j = 0; j < m.steps[i].checks.size() && j < solution->steps[i].checks.size(); ++j) {
+        const Check& c = m.steps[i].checks[j];
+        const CheckResult& r = solution->steps[i].checks[j];
+        const Check* timed = is_timed(c) ? &c : nullptr;
+        for (const auto& f : c.fallback)
+          if (!timed && is_timed(f) && r.kind == name_of(f.kind)) timed = &f;
+        if (timed && r.data.contains("rounds")) timing_of_case.emplace(timed->case_name, &r.data);
+      }
   std::vector<LintItem> out;
-  for (const auto& [step, c] : checks) {
-    const std::string id = "margin:step" + std::to_string(step) + ":" + name_of(c->kind) + ":" + case_name;
-    if (!t.ok()) {
-      out.push_back(make_item(id, "fail",
-                              "timing the reference at " + case_name + " failed (" + t.category + ")" +
-                                  (t.message.empty() ? "" : ": " + t.message)));
-      continue;
-    }
-    const std::string key = timing_interval_key(c->kind);
-    const std::optional<memlabs::RatioInterval>* measured =
-        t.timing ? memlabs::interval_named(*t.timing, key) : nullptr;
-    if (!measured || !*measured) {
-      out.push_back(make_item(id, "fail", "the reference's timing at " + case_name + " has no " + key + " interval"));
-      continue;
-    }
-    out.push_back(margin_item(step, *c, (*measured)->median, required_margin));
-  }
-  return out;
-}
-
-// Every timed threshold against the reference's own timing, case by case (as
-// grading_timing.cpp's timing_for asks the student's: one session per case).
-std::vector<LintItem> margin_items(Session& session, const LabSources& s, const GpuLintOptions& o) {
-  const Manifest& m = *s.manifest;
-  std::vector<RunnerBuild> builds;
-  {
-    static std::mutex builder;  // the margins of several labs run at once; the builder is one
-    const std::lock_guard<std::mutex> hold(builder);
-    builds = session.builder->build({{s.lab.dir, *s.solution_path, "solution kernel.cu", m.link}});
-  }
-  std::map<std::string, std::vector<std::pair<int, const Check*>>> by_case;
+  const auto add = [&](int step, const Check& c) {
+    if (!is_timed(c)) return;
+    const std::string id = "margin:step" + std::to_string(step) + ":" + name_of(c.kind) + ":" + c.case_name;
+    const auto t = timing_of_case.find(c.case_name);
+    const std::string key = timing_interval_key(c.kind);
+    if (t == timing_of_case.end())
+      out.push_back(
+          make_item(id, "fail", "the solution's grade has no timing of " + c.case_name + " (see solution_passes)"));
+    else if (!t->second->contains(key) || !(*t->second)[key].is_object())
+      out.push_back(make_item(id, "fail", "the reference's timing at " + c.case_name + " has no " + key + " interval"));
+    else
+      out.push_back(margin_item(step, c, (*t->second)[key].value("median", 0.0), required_margin));
+  };
   for (const auto& st : m.steps)
     for (const auto& c : st.checks) {
-      if (is_timed(c)) by_case[c.case_name].push_back({st.id, &c});
-      for (const auto& f : c.fallback)  // what grades the step where ncu cannot run needs its margin too
-        if (is_timed(f)) by_case[f.case_name].push_back({st.id, &f});
+      add(st.id, c);
+      for (const auto& f : c.fallback) add(st.id, f);  // what grades the step where ncu cannot run
     }
-  const fs::path run_dir = session.new_run_dir(s.lab.id + "-margin");
-  const std::uint64_t seed = std::random_device{}();
-  std::vector<LintItem> out;
-  for (const auto& [case_name, checks] : by_case) {
-    if (!builds[0].ok) {
-      for (const auto& [step, c] : checks)
-        out.push_back(make_item("margin:step" + std::to_string(step) + ":" + name_of(c->kind) + ":" + case_name, "fail",
-                                "the reference does not build"));
-      continue;
-    }
-    RefereeCall rc;
-    rc.referee = builds[0].referee;
-    rc.worker = builds[0].worker;
-    make_timing_call(rc, case_name, seed, o.cap_s, m.timeout_s);
-    add_margin_decisions(rc, checks, o.required_margin);
-    rc.work_dir = run_dir / case_name;
-    rc.who = "the reference";
-    // A GPU disturbed while the reference ran (another process's work, a clock
-    // change) is the machine's state, not the threshold's: time it again, as a
-    // student whose grade says "interference" is told to.
-    RunnerOutcome t = call_referee(rc);
-    for (int again = 0; again < 2 && t.category == "interference"; ++again) t = call_referee(rc);
-    for (auto& item : case_margin_items(case_name, checks, t, o.required_margin)) out.push_back(std::move(item));
-  }
-  if (!session.global.verbose) {
-    std::error_code ec;
-    fs::remove_all(run_dir, ec);
-  }
   return out;
+}
+
+namespace {
+
+// A timing that another process disturbed (a clock change, kernels of a
+// program outside every grade's turns) says nothing of the solution: grade it
+// again, as a student whose grade says "interference" is told to.
+bool disturbed(const CheckGrade& g) {
+  if (!g.report) return false;
+  for (const auto& st : g.report->steps)
+    for (const auto& c : st.checks)
+      if (c.status == Outcome::fail && c.symptom == "interference") return true;
+  return false;
 }
 
 // One piece of a lab's GPU check: it makes its items in a slot of its own.
 struct GpuJob {
   std::function<std::vector<LintItem>()> run;
   std::vector<LintItem> items;
+  double runs = 0;  // how many program runs its grade is expected to make (the queue's order)
 };
+
+// The program runs (the correctness run, each compute-sanitizer tool, each ncu
+// profile, each timing) of a grade that passes steps [0, passed) and stops in
+// the step after, where it runs only what a first failure leaves: about one.
+double expected_runs(const Manifest& m, std::size_t passed) {
+  double runs = 0;
+  for (std::size_t i = 0; i < m.steps.size(); ++i) {
+    if (i == passed) return runs + 1;
+    std::set<std::string> timed, profiled;
+    for (const auto& c : m.steps[i].checks) {
+      if (c.kind == CheckKind::sanitizer) runs += static_cast<double>(c.tools.size());
+      if (c.kind == CheckKind::ncu) profiled.insert(c.kernel + " " + c.case_name);
+      if (is_timed(c)) timed.insert(c.case_name);
+    }
+    runs += 1 + static_cast<double>(profiled.size() + timed.size());
+  }
+  return runs;
+}
+
+// How many steps a fixture's grade passes, as its // expect: line says.
+std::size_t steps_passed(const Manifest& m, const FixtureExpectation& e) {
+  if (e.kind == FixtureExpectation::all_pass) return m.steps.size();
+  if (e.kind == FixtureExpectation::build_fails) return 0;
+  for (std::size_t i = 0; i < m.steps.size(); ++i)
+    if (m.steps[i].id == e.step) return i;
+  return 0;
+}
 
 // The jobs of one lab, in the order its items are listed.
 std::vector<GpuJob> lab_gpu_jobs(Session& session, const LabSources& s, const GpuLintOptions& o,
@@ -271,7 +274,8 @@ std::vector<GpuJob> lab_gpu_jobs(Session& session, const LabSources& s, const Gp
          return std::vector<LintItem>{skeleton_item(
              m, grade_for_check(session, s, s.lab.dir / m.student_file, false, o, work_dir / "skeleton", true))};
        }),
-       {}});
+       {},
+       expected_runs(m, 0)});
   // A published copy grades with the referee built from its own public files,
   // so the skeleton's verdict above still means something; the rest needs the solution.
   if (!s.solution) {
@@ -284,11 +288,20 @@ std::vector<GpuJob> lab_gpu_jobs(Session& session, const LabSources& s, const Gp
     return jobs;
   }
   jobs.push_back({timed([&, work_dir] {
-                    return solution_items(
-                        m, grade_for_check(session, s, *s.solution_path, true, o, work_dir / "solution"));
+                    const auto grade = [&](const std::string& dir) {
+                      return grade_for_check(session, s, *s.solution_path, true, o, work_dir / dir, false,
+                                             o.required_margin);
+                    };
+                    CheckGrade g = grade("solution");
+                    for (int again = 1; again <= 2 && disturbed(g); ++again)
+                      g = grade("solution-" + std::to_string(again));
+                    std::vector<LintItem> items = solution_items(m, g);
+                    for (auto& item : margin_items(m, g.report ? &*g.report : nullptr, o.required_margin))
+                      items.push_back(std::move(item));
+                    return items;
                   }),
-                  {}});
-  jobs.push_back({timed([&] { return margin_items(session, s, o); }), {}});
+                  {},
+                  expected_runs(m, m.steps.size())});
   for (const auto& f : s.fixtures) {
     // Its static verdict may have failed; the GPU verdict still says more.
     FixtureExpectation e;
@@ -308,12 +321,13 @@ std::vector<GpuJob> lab_gpu_jobs(Session& session, const LabSources& s, const Gp
                         item = fixture_item(f, e, grade_for_check(session, s, f, false, o, dir / "whole-steps"));
                       return std::vector<LintItem>{item};
                     }),
-                    {}});
+                    {},
+                    expected_runs(m, steps_passed(m, e))});
   }
   return jobs;
 }
 
-// Runs every job, `width` at a time, the longest queue first taken in order.
+// Runs every job, `width` at a time, in the queue's order.
 void run_jobs(std::vector<GpuJob*>& jobs, std::size_t width) {
   std::atomic<std::size_t> next{0};
   std::exception_ptr failure;
@@ -344,10 +358,14 @@ void lint_labs_gpu(Session& session, const std::vector<std::pair<const LabSource
   for (const auto& [s, out] : labs)
     per_lab.push_back(s->manifest && s->skeleton ? lab_gpu_jobs(session, *s, o, work_dir / s->lab.folder)
                                                  : std::vector<GpuJob>{});
+  // The longest grades first, whatever their lab: the check then ends on short
+  // ones, not on one lab's long grades all started last, and those long grades
+  // (lab06's compute-sanitizer runs take seconds each) run beside short ones.
   std::vector<GpuJob*> queue;
   for (auto& jobs : per_lab)
     for (auto& j : jobs)
       if (j.run) queue.push_back(&j);
+  std::stable_sort(queue.begin(), queue.end(), [](const GpuJob* a, const GpuJob* b) { return a->runs > b->runs; });
   {
     Activity a("grading " + std::to_string(queue.size()) + " checks on the GPU, " + std::to_string(o.jobs) +
                " at a time");

@@ -5,6 +5,7 @@
 
 #include <fstream>
 
+#include "grading.hpp"
 #include "lesson_checks.hpp"
 #include "options.hpp"
 
@@ -280,6 +281,80 @@ TEST(MarginItem, PassesFailsOrWarns) {
   EXPECT_EQ(margin_item(2, speedup, 3.0, 1.25).status, "fail");
   EXPECT_EQ(margin_item(3, peak, 0.8, 1.25).status, "warn");
   EXPECT_EQ(margin_item(3, peak, 0.9, 1.25).status, "pass");
+}
+
+// The solution's grade of kManifest: step 2's speedup and step 3's fraction of
+// peak read one timing session of 64x64 (each check carries its whole report).
+GradeReport timed_solution(double speedup, double fraction) {
+  const json timing = {{"rounds", 6},
+                       {"speedup", {{"median", speedup}, {"lo", speedup}, {"hi", speedup}, {"n", 6}}},
+                       {"fraction", {{"median", fraction}, {"lo", fraction}, {"hi", fraction}, {"n", 6}}}};
+  GradeReport r;
+  r.steps = {{1, "Stage a tile", 1, Outcome::pass, {CheckResult{}, CheckResult{}}, ""},
+             {2, "Fast", 1, Outcome::pass, {CheckResult{}}, ""},
+             {3, "Near peak", 1, Outcome::pass, {CheckResult{}}, ""}};
+  r.steps[1].checks[0].kind = "speedup";
+  r.steps[1].checks[0].data = timing;
+  r.steps[2].checks[0].kind = "fraction_of_peak";
+  r.steps[2].checks[0].data = timing;
+  return r;
+}
+
+TEST(MarginItems, ReadEachThresholdFromTheSolutionsOwnTiming) {
+  const GradeReport r = timed_solution(3.5, 0.8);
+  const std::vector<LintItem> items = margin_items(manifest(), &r, 1.25);
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0].id, "margin:step2:speedup:64x64");
+  EXPECT_EQ(items[0].status, "pass");
+  EXPECT_NE(items[0].summary.find("3.50×"), std::string::npos) << items[0].summary;
+  EXPECT_EQ(items[1].id, "margin:step3:fraction_of_peak:64x64");
+  EXPECT_EQ(items[1].status, "warn") << items[1].summary;
+
+  const GradeReport slow = timed_solution(2.6, 0.9);
+  EXPECT_EQ(margin_items(manifest(), &slow, 1.25)[0].status, "fail");
+  EXPECT_EQ(margin_items(manifest(), &slow, 1.25)[1].status, "pass");
+}
+
+TEST(MarginItems, FailWhereTheSolutionsGradeTimedNothing) {
+  // No report at all, and a grade whose timing failed (its check carries no timing report).
+  GradeReport untimed = timed_solution(3.5, 0.9);
+  untimed.steps[1].checks[0].data = json::object();
+  untimed.steps[2].checks[0].data = json::object();
+  for (const GradeReport* r : std::initializer_list<const GradeReport*>{nullptr, &untimed}) {
+    const std::vector<LintItem> items = margin_items(manifest(), r, 1.25);
+    ASSERT_EQ(items.size(), 2u);
+    for (const auto& i : items) {
+      EXPECT_EQ(i.status, "fail") << i.id;
+      EXPECT_NE(i.summary.find("has no timing of 64x64"), std::string::npos) << i.summary;
+    }
+  }
+}
+
+TEST(MarginItems, AFallbackReadsTheTimingOfItsCase) {
+  // lab07's shape: an ncu check whose fallback is a speedup on the case step 1 already times.
+  const Manifest m = parse_manifest(json::parse(R"({
+    "format_version": 1, "id": "lab01", "title": "Tiles",
+    "steps": [
+      { "id": 1, "title": "Fast", "checks": [ { "kind": "speedup", "case": "64x64", "min": 2.0 } ],
+        "hints": ["a", "b", "c"] },
+      { "id": 2, "title": "No conflicts", "checks": [
+          { "kind": "ncu", "kernel": "k", "case": "64x64", "metric": "shared_loads_per_block", "min": 1,
+            "fallback": { "kind": "speedup", "case": "64x64", "min": 3.0 } } ],
+        "hints": ["a", "b", "c"] }
+    ]})"),
+                                    "lab.json");
+  GradeReport r;
+  r.steps = {{1, "Fast", 1, Outcome::pass, {CheckResult{}}, ""},
+             {2, "No conflicts", 1, Outcome::pass, {CheckResult{}}, ""}};
+  r.steps[0].checks[0].kind = "speedup";
+  r.steps[0].checks[0].data = {{"rounds", 6}, {"speedup", {{"median", 4.0}, {"lo", 3.9}, {"hi", 4.1}, {"n", 6}}}};
+  r.steps[1].checks[0].kind = "ncu";  // ncu ran: the fallback's case is still timed by step 1
+  const std::vector<LintItem> items = margin_items(m, &r, 1.25);
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0].id, "margin:step1:speedup:64x64");
+  EXPECT_EQ(items[0].status, "pass");
+  EXPECT_EQ(items[1].id, "margin:step2:speedup:64x64");
+  EXPECT_EQ(items[1].status, "pass") << items[1].summary;  // 4.0 over 3.0: 1.33×
 }
 
 TEST(CourseLintJson, HasTheDocumentedShapeAndExitCodes) {

@@ -20,6 +20,7 @@ struct GradeCommandOptions {
   bool fresh = false;
   bool one_step_at_a_time = false;
   bool first_failure_only = false;
+  double decide_margin = 1.0;
 };
 
 int run_grade(const GradeCommandOptions& o, const GlobalOptions& g) {
@@ -38,6 +39,7 @@ int run_grade(const GradeCommandOptions& o, const GlobalOptions& g) {
   go.reuse_tool_runs = !o.fresh;
   go.overlap_runs = !o.one_step_at_a_time;
   go.first_failure_only = o.first_failure_only;
+  go.decide_margin = o.decide_margin;
 
   // A fixture or a classmate's file graded with --submission is not recorded as progress.
   GradeReport report = grade_and_record(session, lab, manifest, go);
@@ -88,6 +90,11 @@ Command grade_command() {
                          "in a failing step, start no compute-sanitizer, ncu or timing run once a check has "
                          "failed, taking the cheapest checks first; those are reported as not run (the same "
                          "verdict, sooner; grader check grades its fixtures so)");
+            sub.add_option("--decide-margin", o->decide_margin,
+                           "time each case until its interval is also clear of every threshold times this "
+                           "(default 1); the verdict still reads the threshold (grader check grades its "
+                           "solutions so, for the thresholds' margins)")
+                ->check(CLI::Range(1.0, 10.0));
             return [o, &g] { return run_grade(*o, g); };
           }};
 }

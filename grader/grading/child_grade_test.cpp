@@ -68,6 +68,7 @@ TEST_F(ChildGrade, ItsCommandIsAFreshJsonGradeAndItsReportReadsBack) {
   call.all_steps = true;
   call.one_step_at_a_time = true;
   call.first_failure_only = true;
+  call.decide_margin = 1.25;
   call.cap_s = 2.5;
   const GradeReport r = grade_in_child(call);
   EXPECT_EQ(r.exit_code, kExitStepFailed);
@@ -92,7 +93,9 @@ TEST_F(ChildGrade, ItsCommandIsAFreshJsonGradeAndItsReportReadsBack) {
                                          "2.50",
                                          "--all",
                                          "--one-step-at-a-time",
-                                         "--first-failure-only"};
+                                         "--first-failure-only",
+                                         "--decide-margin",
+                                         "1.2500"};
   EXPECT_EQ(argv, want);
 }
 

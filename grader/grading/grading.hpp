@@ -41,6 +41,11 @@ struct GradeOptions {
   // skeletons and fixtures so (`--first-failure-only`), and again in full
   // where the failure it expected is among the checks not run.
   bool first_failure_only = false;
+  // Time each timed case until its intervals are also clear of every threshold
+  // times this (1: the thresholds alone). The verdict still reads the
+  // threshold; `grader check` grades the solution so, and reads the
+  // reference's margin over each threshold from the same timing.
+  double decide_margin = 1.0;
 };
 
 // A check's or a step's outcome; a report writes its name (name_of).

@@ -23,10 +23,14 @@ void LabGrader::start_timing(const std::string& case_name) {
   RefereeCall rc = referee_call("time-" + case_name);
   make_timing_call(rc, case_name, rep_.seed, o_.cap_s, m_.timeout_s);
   rc.cancel = &cancel_timings_;
-  // Every threshold any step puts on this case, so one session decides them all.
+  // Every threshold any step puts on this case, so one session decides them all
+  // (and each threshold times the margin asked for, which the verdict never reads).
   const auto decide = [&](const Check& c) {
-    if (is_timed(c) && c.case_name == case_name)
-      rc.args.insert(rc.args.end(), {"--decide", timing_decide_name(c.kind) + ":" + fixed(c.min, 4)});
+    if (!is_timed(c) || c.case_name != case_name) return;
+    rc.args.insert(rc.args.end(), {"--decide", timing_decide_name(c.kind) + ":" + fixed(c.min, 4)});
+    if (o_.decide_margin > 1)
+      rc.args.insert(rc.args.end(),
+                     {"--decide", timing_decide_name(c.kind) + ":" + fixed(c.min * o_.decide_margin, 4)});
   };
   for (const auto& step : m_.steps)
     for (const auto& c : step.checks) {
