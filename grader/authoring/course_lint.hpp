@@ -93,7 +93,7 @@ struct GpuLintOptions {
   // Grades at once. Each runs in a grader process of its own; their timings
   // still take the GPU one at a time, the rest of their work shares it.
   std::size_t jobs = default_gpu_lint_jobs();
-  static std::size_t default_gpu_lint_jobs();  // a quarter of the cores, 2 to 6
+  static std::size_t default_gpu_lint_jobs();  // half the cores, 2 to 8
 };
 // On the GPU, for every lab given: the skeleton fails its first step, the
 // solution passes every step, the reference clears each timed threshold by
@@ -116,6 +116,9 @@ LintItem margin_item(int step, const Check& check, double median, double require
 // on a case carries that case's whole timing report. A threshold whose case
 // it did not time (no report: nullptr) fails.
 std::vector<LintItem> margin_items(const Manifest& m, const GradeReport* solution, double required_margin);
+// Whether a timed check of the grade failed on interference (another process
+// disturbed its timing): `grader check` grades such a submission again.
+bool timing_disturbed(const GradeReport& r);
 
 struct CourseLint {
   std::string root;

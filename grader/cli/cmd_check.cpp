@@ -188,7 +188,7 @@ Command check_command() {
                          "first write each lesson's lists of checks (from lab.json) and measured tables (from "
                          "docs/measurements)");
             sub.add_option("--cap", o->cap_s, "seconds of timing per case on the GPU (default 3)");
-            sub.add_option("--jobs", o->jobs, "grades at once on the GPU (default: a quarter of the cores, 2 to 6)")
+            sub.add_option("--jobs", o->jobs, "grades at once on the GPU (default: half the cores, 2 to 8)")
                 ->check(CLI::Range(1, 64));
             return [o, &g] { return run_check(*o, g); };
           }};
