@@ -40,23 +40,24 @@ struct Case {
 // Names are <kernel>_<n> for n x n x n and <kernel>_<M>x<N>x<K> otherwise;
 // dynamicT runs the dynamic kernel with a T x T tile. Correctness cases stay
 // small enough for the float64 oracle (n^3 multiply-adds on the CPU).
-// compute-sanitizer's non-square cases (*_300x200x67) keep the correctness
-// cases' M and N but a short K: racecheck and memcheck watch every access, so
-// their time grows with K, and three strips show every strip-to-strip hazard
-// that sixteen do (racecheck on 300x200x500 took 15 s a run in a busy check).
+// compute-sanitizer's non-square cases (*_300x200x131) keep the correctness
+// cases' M and N but a shorter K: racecheck and memcheck watch every access,
+// so their time grows with K (racecheck on 300x200x500 took 15 s a run in a
+// busy check). 131 is a multiple of no tile and still gives five strips of 32,
+// so a pipeline of up to four tile buffers wraps around and shows its hazards.
 const Case kCases[] = {
     {"static_1000", "1000 x 1000 times 1000 x 1000: not a multiple of the tile", Kernel::static_tiles, 0, 1000, 1000, 1000, false},
     {"static_33", "33 x 33 x 33: one past a tile in every direction", Kernel::static_tiles, 0, 33, 33, 33, false},
     {"static_1", "1 x 1 times 1 x 1: a single product", Kernel::static_tiles, 0, 1, 1, 1, false},
     {"static_300x200x500", "A 300 x 500 times B 500 x 200: three different sizes", Kernel::static_tiles, 0, 300, 200, 500, false},
-    {"static_300x200x67", "A 300 x 67 times B 67 x 200: three different sizes, K in three strips", Kernel::static_tiles, 0, 300, 200, 67, false},
+    {"static_300x200x131", "A 300 x 131 times B 131 x 200: three different sizes, K in five strips", Kernel::static_tiles, 0, 300, 200, 131, false},
     {"static_17x1000x3", "A 17 x 3 times B 3 x 1000: K smaller than a tile", Kernel::static_tiles, 0, 17, 1000, 3, false},
     {"static_512", "512 x 512 x 512: whole tiles only", Kernel::static_tiles, 0, 512, 512, 512, false},
     {"static_2048", "2048 x 2048 x 2048: the timing size", Kernel::static_tiles, 0, 2048, 2048, 2048, true},
     {"dynamic16_600", "600 x 600 x 600, 16 x 16 tiles", Kernel::dynamic_tiles, 16, 600, 600, 600, false},
     {"dynamic8_33", "33 x 33 x 33, 8 x 8 tiles", Kernel::dynamic_tiles, 8, 33, 33, 33, false},
     {"dynamic32_300x200x500", "A 300 x 500 times B 500 x 200, 32 x 32 tiles", Kernel::dynamic_tiles, 32, 300, 200, 500, false},
-    {"dynamic32_300x200x67", "A 300 x 67 times B 67 x 200, 32 x 32 tiles", Kernel::dynamic_tiles, 32, 300, 200, 67, false},
+    {"dynamic32_300x200x131", "A 300 x 131 times B 131 x 200, 32 x 32 tiles", Kernel::dynamic_tiles, 32, 300, 200, 131, false},
     {"dynamic8_17x1000x3", "A 17 x 3 times B 3 x 1000, 8 x 8 tiles", Kernel::dynamic_tiles, 8, 17, 1000, 3, false},
     {"dynamic32_1", "a single product, 32 x 32 tiles", Kernel::dynamic_tiles, 32, 1, 1, 1, false},
     {"dynamic16_512", "512 x 512 x 512, 16 x 16 tiles: whole tiles only", Kernel::dynamic_tiles, 16, 512, 512, 512, false},
@@ -64,7 +65,7 @@ const Case kCases[] = {
     {"regblock_33", "33 x 33 x 33", Kernel::regblock, 0, 33, 33, 33, false},
     {"regblock_1", "a single product", Kernel::regblock, 0, 1, 1, 1, false},
     {"regblock_300x200x500", "A 300 x 500 times B 500 x 200: three different sizes", Kernel::regblock, 0, 300, 200, 500, false},
-    {"regblock_300x200x67", "A 300 x 67 times B 67 x 200: K not a multiple of 8, 16, 32 or 64", Kernel::regblock, 0, 300, 200, 67, false},
+    {"regblock_300x200x131", "A 300 x 131 times B 131 x 200: K a multiple of no tile", Kernel::regblock, 0, 300, 200, 131, false},
     {"regblock_17x1000x3", "A 17 x 3 times B 3 x 1000: K smaller than a tile", Kernel::regblock, 0, 17, 1000, 3, false},
     {"regblock_512", "512 x 512 x 512: whole block tiles only", Kernel::regblock, 0, 512, 512, 512, false},
     {"regblock_2048", "2048 x 2048 x 2048: the timing size", Kernel::regblock, 0, 2048, 2048, 2048, true},
