@@ -42,9 +42,9 @@ struct Case {
 // small enough for the float64 oracle (n^3 multiply-adds on the CPU).
 // compute-sanitizer's non-square cases (*_300x200x131) keep the correctness
 // cases' M and N but a shorter K: racecheck and memcheck watch every access,
-// so their time grows with K (racecheck on 300x200x500 took 15 s a run in a
-// busy check). 131 is a multiple of no tile and still gives five strips of 32,
-// so a pipeline of up to four tile buffers wraps around and shows its hazards.
+// and each strip of K adds a tile's worth. 131 is a multiple of no tile and
+// still gives five strips of 32, so a pipeline of up to four tile buffers
+// wraps around within it and shows its hazards.
 const Case kCases[] = {
     {"static_1000", "1000 x 1000 times 1000 x 1000: not a multiple of the tile", Kernel::static_tiles, 0, 1000, 1000, 1000, false},
     {"static_33", "33 x 33 x 33: one past a tile in every direction", Kernel::static_tiles, 0, 33, 33, 33, false},
