@@ -268,6 +268,33 @@ std::size_t steps_passed(const Manifest& m, const FixtureExpectation& e) {
   return 0;
 }
 
+// The solution passes every step (graded with --decide-margin), and the
+// threshold margins read from its timings.
+std::vector<LintItem> solution_gpu_items(Session& session, const LabSources& s, const GpuLintOptions& o,
+                                         const fs::path& dir) {
+  const CheckGrade g = until_undisturbed([&](const std::string& again) {
+    return grade_for_check(session, s, *s.solution_path, true, o, dir / again, false, o.required_margin);
+  });
+  std::vector<LintItem> items = solution_items(*s.manifest, g);
+  for (auto& item : margin_items(*s.manifest, g.report ? &*g.report : nullptr, o.required_margin))
+    items.push_back(std::move(item));
+  return items;
+}
+
+// A fixture's GPU verdict. A failing step stops at its first failing check:
+// the verdict needs no more. Where the failure the fixture expects was among
+// the checks not run, the whole step decides.
+LintItem fixture_gpu_item(Session& session, const LabSources& s, const GpuLintOptions& o, const fs::path& f,
+                          const FixtureExpectation& e, const fs::path& dir) {
+  const CheckGrade g = until_undisturbed(
+      [&](const std::string& again) { return grade_for_check(session, s, f, false, o, dir / again, true); });
+  const LintItem item = fixture_item(f, e, g);
+  if (item.status != "fail" || !some_check_not_run(g)) return item;
+  return fixture_item(f, e, until_undisturbed([&](const std::string& again) {
+                        return grade_for_check(session, s, f, false, o, dir / "whole-steps" / again);
+                      }));
+}
+
 // The jobs of one lab, in the order its items are listed.
 std::vector<GpuJob> lab_gpu_jobs(Session& session, const LabSources& s, const GpuLintOptions& o,
                                  const fs::path& work_dir) {
@@ -299,16 +326,7 @@ std::vector<GpuJob> lab_gpu_jobs(Session& session, const LabSources& s, const Gp
                                              "verdicts cannot run")}});
     return jobs;
   }
-  jobs.push_back({timed([&, work_dir] {
-                    const CheckGrade g = until_undisturbed([&](const std::string& again) {
-                      return grade_for_check(session, s, *s.solution_path, true, o, work_dir / "solution" / again,
-                                             false, o.required_margin);
-                    });
-                    std::vector<LintItem> items = solution_items(m, g);
-                    for (auto& item : margin_items(m, g.report ? &*g.report : nullptr, o.required_margin))
-                      items.push_back(std::move(item));
-                    return items;
-                  }),
+  jobs.push_back({timed([&, work_dir] { return solution_gpu_items(session, s, o, work_dir / "solution"); }),
                   {},
                   expected_runs(m, m.steps.size())});
   for (const auto& f : s.fixtures) {
@@ -321,20 +339,7 @@ std::vector<GpuJob> lab_gpu_jobs(Session& session, const LabSources& s, const Gp
       continue;
     }
     const fs::path dir = work_dir / ("fixture-" + f.stem().string());
-    jobs.push_back({timed([&, f, e, dir] {
-                      // A failing step stops at its first failing check: the verdict needs no more. Where
-                      // the failure the fixture expects was among the checks not run, the whole step decides.
-                      const CheckGrade g = until_undisturbed([&](const std::string& again) {
-                        return grade_for_check(session, s, f, false, o, dir / again, true);
-                      });
-                      LintItem item = fixture_item(f, e, g);
-                      if (item.status == "fail" && some_check_not_run(g))
-                        item =
-                            fixture_item(f, e, until_undisturbed([&](const std::string& again) {
-                                           return grade_for_check(session, s, f, false, o, dir / "whole-steps" / again);
-                                         }));
-                      return std::vector<LintItem>{item};
-                    }),
+    jobs.push_back({timed([&, f, e, dir] { return std::vector<LintItem>{fixture_gpu_item(session, s, o, f, e, dir)}; }),
                     {},
                     expected_runs(m, steps_passed(m, e))});
   }
