@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -248,20 +249,40 @@ TEST_F(ProgressTest, KilledMidSaveLeavesTheOldOrTheNewFile) {
     return store.labs().size() == version(v).size();
   };
 
-  save(0);
+  // Kills land at a random moment within about three saves from the child's
+  // first: measured here, not assumed, since a loaded machine makes a save
+  // (and the child's start) take many times longer than a quiet one.
+  std::vector<double> took;
+  for (int i = 0; i < 5; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    save(0);
+    took.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(took.begin(), took.end());
+  const int window_us = static_cast<int>(3 * took[2]) + 1;
+
   int current = 0, replaced = 0;
   std::srand(12345);
   for (int round = 1; round <= 150; ++round) {
+    int started[2];
+    ASSERT_EQ(::pipe(started), 0);
     const pid_t pid = ::fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
+      ::close(started[0]);
+      const char ready = 1;
+      if (::write(started[1], &ready, 1) != 1) ::_exit(2);
       try {
         for (;;) save(round);  // until killed
       } catch (...) {
       }
       ::_exit(1);  // a failed save: the parent sees an exit, not a kill
     }
-    ::usleep(static_cast<useconds_t>(std::rand() % 3000));
+    ::close(started[1]);
+    char ready = 0;
+    ASSERT_EQ(::read(started[0], &ready, 1), 1) << "round " << round << ": the child never started";
+    ::close(started[0]);
+    ::usleep(static_cast<useconds_t>(std::rand() % window_us));
     ::kill(pid, SIGKILL);
     int status = 0;
     ASSERT_EQ(::waitpid(pid, &status, 0), pid);
