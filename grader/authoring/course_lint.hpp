@@ -116,9 +116,6 @@ LintItem margin_item(int step, const Check& check, double median, double require
 // on a case carries that case's whole timing report. A threshold whose case
 // it did not time (no report: nullptr) fails.
 std::vector<LintItem> margin_items(const Manifest& m, const GradeReport* solution, double required_margin);
-// Whether a timed check of the grade failed on interference (another process
-// disturbed its timing): `grader check` grades such a submission again.
-bool timing_disturbed(const GradeReport& r);
 
 struct CourseLint {
   std::string root;

@@ -1,7 +1,6 @@
 // The GPU part of `grader check`: the skeleton's first failing step, the
 // solution's grade and the threshold margins read from its timings, and every
-// fixture's verdict. The
-// grades run several at once, each in a grader process of its own
+// fixture's verdict. The grades run several at once, each in a grader process of its own
 // (child_grade.hpp): their timings take the GPU one at a time, and the rest of
 // their work (building nothing, running programs and tools that time nothing)
 // shares it, so a course's check is about as long as its timings.
@@ -81,20 +80,24 @@ struct CheckGrade {
   std::string error;  // why there is none
 };
 
-CheckGrade grade_for_check(Session& session, const LabSources& s, const fs::path& submission, bool all_steps,
-                           const GpuLintOptions& o, const fs::path& work_dir, bool first_failure_only = false,
-                           double decide_margin = 1.0) {
+// How the check grades a submission: a skeleton or a fixture up to its first
+// failure (--first-failure-only), a fixture's failing step in full, or the
+// solution's every step with its timings decided at threshold × margin too.
+enum class GradedAs { first_failure, whole_steps, solution };
+
+CheckGrade grade_for_check(Session& session, const LabSources& s, const fs::path& submission, GradedAs as,
+                           const GpuLintOptions& o, const fs::path& work_dir) {
   ChildGradeCall call;
   call.course_root = s.course_root;
   call.lab = s.lab.folder;
   call.submission = fs::absolute(submission);
   call.arch = session.builder->settings().arch;
-  call.all_steps = all_steps;
+  call.all_steps = as == GradedAs::solution;
   // Many grades side by side: none starts work that a failing step throws away
   // (a fixture that fails step 1 would still have timed its program).
   call.one_step_at_a_time = true;
-  call.first_failure_only = first_failure_only;
-  call.decide_margin = decide_margin;
+  call.first_failure_only = as == GradedAs::first_failure;
+  call.decide_margin = as == GradedAs::solution ? o.required_margin : 1.0;
   call.cap_s = o.cap_s;
   call.work_dir = work_dir;
   try {
@@ -213,26 +216,7 @@ std::vector<LintItem> margin_items(const Manifest& m, const GradeReport* solutio
   return out;
 }
 
-bool timing_disturbed(const GradeReport& r) {
-  for (const auto& st : r.steps)
-    for (const auto& c : st.checks)
-      if (c.status == Outcome::fail && c.symptom == "interference") return true;
-  return false;
-}
-
 namespace {
-
-// A timing that another process disturbed (a clock change, kernels of a
-// program outside every grade's turns, or, for lab03's managed memory, a host
-// too busy to serve its page faults: a check of 12 grades at once did that to
-// an honest lab03 fixture) says nothing of the submission: it is graded again,
-// at most twice, as a student whose grade says "interference" is told to.
-CheckGrade until_undisturbed(const std::function<CheckGrade(const std::string& again)>& grade) {
-  CheckGrade g = grade("");
-  for (int again = 1; again <= 2 && g.report && timing_disturbed(*g.report); ++again)
-    g = grade("again-" + std::to_string(again));
-  return g;
-}
 
 // One piece of a lab's GPU check: it makes its items in a slot of its own.
 struct GpuJob {
@@ -272,9 +256,7 @@ std::size_t steps_passed(const Manifest& m, const FixtureExpectation& e) {
 // threshold margins read from its timings.
 std::vector<LintItem> solution_gpu_items(Session& session, const LabSources& s, const GpuLintOptions& o,
                                          const fs::path& dir) {
-  const CheckGrade g = until_undisturbed([&](const std::string& again) {
-    return grade_for_check(session, s, *s.solution_path, true, o, dir / again, false, o.required_margin);
-  });
+  const CheckGrade g = grade_for_check(session, s, *s.solution_path, GradedAs::solution, o, dir);
   std::vector<LintItem> items = solution_items(*s.manifest, g);
   for (auto& item : margin_items(*s.manifest, g.report ? &*g.report : nullptr, o.required_margin))
     items.push_back(std::move(item));
@@ -286,13 +268,10 @@ std::vector<LintItem> solution_gpu_items(Session& session, const LabSources& s, 
 // the checks not run, the whole step decides.
 LintItem fixture_gpu_item(Session& session, const LabSources& s, const GpuLintOptions& o, const fs::path& f,
                           const FixtureExpectation& e, const fs::path& dir) {
-  const CheckGrade g = until_undisturbed(
-      [&](const std::string& again) { return grade_for_check(session, s, f, false, o, dir / again, true); });
+  const CheckGrade g = grade_for_check(session, s, f, GradedAs::first_failure, o, dir);
   const LintItem item = fixture_item(f, e, g);
   if (item.status != "fail" || !some_check_not_run(g)) return item;
-  return fixture_item(f, e, until_undisturbed([&](const std::string& again) {
-                        return grade_for_check(session, s, f, false, o, dir / "whole-steps" / again);
-                      }));
+  return fixture_item(f, e, grade_for_check(session, s, f, GradedAs::whole_steps, o, dir / "whole-steps"));
 }
 
 // The jobs of one lab, in the order its items are listed.
@@ -308,13 +287,13 @@ std::vector<GpuJob> lab_gpu_jobs(Session& session, const LabSources& s, const Gp
       return items;
     };
   };
-  jobs.push_back(
-      {timed([&, work_dir] {
-         return std::vector<LintItem>{skeleton_item(
-             m, grade_for_check(session, s, s.lab.dir / m.student_file, false, o, work_dir / "skeleton", true))};
-       }),
-       {},
-       expected_runs(m, 0)});
+  jobs.push_back({timed([&, work_dir] {
+                    return std::vector<LintItem>{
+                        skeleton_item(m, grade_for_check(session, s, s.lab.dir / m.student_file,
+                                                         GradedAs::first_failure, o, work_dir / "skeleton"))};
+                  }),
+                  {},
+                  expected_runs(m, 0)});
   // A published copy grades with the referee built from its own public files,
   // so the skeleton's verdict above still means something; the rest needs the solution.
   if (!s.solution) {

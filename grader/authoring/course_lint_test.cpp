@@ -357,18 +357,6 @@ TEST(MarginItems, AFallbackReadsTheTimingOfItsCase) {
   EXPECT_EQ(items[1].status, "pass") << items[1].summary;  // 4.0 over 3.0: 1.33×
 }
 
-TEST(TimingDisturbed, OnlyAnInterferenceFailureIsTheMachinesState) {
-  GradeReport r = timed_solution(3.5, 0.9);
-  EXPECT_FALSE(timing_disturbed(r));
-  r.steps[1].checks[0].status = Outcome::fail;  // too slow: the submission's own verdict
-  r.steps[1].checks[0].symptom = "";
-  EXPECT_FALSE(timing_disturbed(r));
-  r.steps[1].checks[0].symptom = "interference";
-  EXPECT_TRUE(timing_disturbed(r));
-  r.steps[1].checks[0].status = Outcome::pass;  // a symptom on a check that passed says nothing
-  EXPECT_FALSE(timing_disturbed(r));
-}
-
 TEST(CourseLintJson, HasTheDocumentedShapeAndExitCodes) {
   CourseLint c;
   c.root = "/course";

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 
+#include "lab_grader.hpp"
 #include "referee_protocol.hpp"
 
 namespace grader {
@@ -83,6 +84,27 @@ TEST(Sanitize, AddsACheckAfterEachCorrectnessCheckThatHasNone) {
   EXPECT_EQ(s.kind, CheckKind::sanitizer);
   EXPECT_EQ(s.cases, std::vector<std::string>{"64x64"});
   EXPECT_EQ(s.tools, (std::vector<std::string>{"memcheck", "racecheck", "synccheck", "initcheck"}));
+}
+
+// A disturbed timing session ("interference") is the machine's state: it is
+// run again, up to three sessions in all; any other outcome stands at once.
+TEST(TimingSessions, ADisturbedSessionRunsAgainUpToThreeInAll) {
+  const auto sessions = [](std::vector<std::string> categories) {
+    std::vector<int> ran;
+    const RunnerOutcome out = timed_until_undisturbed([&](int session) {
+      ran.push_back(session);
+      RunnerOutcome o;
+      o.category = categories.at(ran.size() - 1);
+      return o;
+    });
+    return std::make_pair(ran, out.category);
+  };
+  EXPECT_EQ(sessions({"ok"}), std::make_pair(std::vector<int>{1}, std::string("ok")));
+  EXPECT_EQ(sessions({"timed_failure"}), std::make_pair(std::vector<int>{1}, std::string("timed_failure")));
+  EXPECT_EQ(sessions({"interference", "ok"}), std::make_pair(std::vector<int>{1, 2}, std::string("ok")));
+  EXPECT_EQ(sessions({"interference", "interference", "interference"}),
+            std::make_pair(std::vector<int>{1, 2, 3}, std::string("interference")));
+  EXPECT_EQ(kTimingSessions, 3);
 }
 
 // --first-failure-only takes a step's checks cheapest first: the compiler's
