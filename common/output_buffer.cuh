@@ -26,22 +26,9 @@ constexpr std::uint64_t kCanary64 = 0x7FF8C0FFEE7FC0FFull;
 constexpr std::size_t kGuardBytes = 64 * 1024;
 
 namespace detail {
-namespace {
-template <class Word>
-__global__ void fill_words_kernel(Word* p, std::size_t n, Word value) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
-       i += std::size_t(gridDim.x) * blockDim.x)
-    p[i] = value;
-}
-}  // namespace
-
-template <class Word>
-void fill_words(Word* p, std::size_t n, Word value, cudaStream_t stream) {
-  if (n == 0) return;
-  const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 65535));
-  fill_words_kernel<<<blocks, 256, 0, stream>>>(p, n, value);
-  CUDA_CHECK_LAUNCH();
-}
+// Every word of [p, p + n) set to `value` on `stream` (support_kernels.cu).
+void fill_words(std::uint32_t* p, std::size_t n, std::uint32_t value, cudaStream_t stream);
+void fill_words(std::uint64_t* p, std::size_t n, std::uint64_t value, cudaStream_t stream);
 }  // namespace detail
 
 struct OutputSnapshot {

@@ -30,24 +30,9 @@ __host__ __device__ inline std::uint32_t uint_at(std::uint64_t seed, std::uint64
   return static_cast<std::uint32_t>(mix64(seed ^ mix64(i)) >> 32);
 }
 
-namespace detail {
-// Internal linkage: this header is included by several translation units.
-namespace {
-__global__ void fill_uniform_kernel(float* out, std::size_t n, std::uint64_t seed, float lo, float hi) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
-       i += std::size_t(gridDim.x) * blockDim.x)
-    out[i] = uniform_at(seed, i, lo, hi);
-}
-}  // namespace
-}  // namespace detail
-
-inline void fill_uniform(float* device_out, std::size_t n, std::uint64_t seed, float lo, float hi,
-                         cudaStream_t stream = nullptr) {
-  if (n == 0) return;
-  const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 65535));
-  detail::fill_uniform_kernel<<<blocks, 256, 0, stream>>>(device_out, n, seed, lo, hi);
-  CUDA_CHECK_LAUNCH();
-}
+// The uniform_at values of indices [0, n), written on the GPU (support_kernels.cu).
+void fill_uniform(float* device_out, std::size_t n, std::uint64_t seed, float lo, float hi,
+                  cudaStream_t stream = nullptr);
 
 inline std::vector<float> uniform_host(std::size_t n, std::uint64_t seed, float lo, float hi) {
   std::vector<float> v(n);

@@ -19,7 +19,12 @@
 // error the process exits, since its context is no longer usable.
 #pragma once
 
+#include <cuda_runtime.h>
+
 namespace memlabs {
+
+// The nop request's kernel, which does nothing (support_kernels.cu).
+void launch_empty_kernel(cudaStream_t stream);
 
 // Serves on the socket `fd` until told to close or the referee goes; the exit code.
 int serve(int fd);

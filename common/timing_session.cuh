@@ -1,7 +1,7 @@
 // The timing session of timing.cuh, shared by the files that implement it:
-// timing.cu (the protocol: timed alone, warm-up, rounds until the ratios
-// converge, timed alone again), timing_slots.cu (one timed request each, the
-// fresh inputs before a batch and the checks after it) and timing_report.cu
+// timing.cpp (the protocol: timed alone, warm-up, rounds until the ratios
+// converge, timed alone again), timing_slots.cpp (one timed request each, the
+// fresh inputs before a batch and the checks after it) and timing_report.cpp
 // (the result the grader reads). Private to those files.
 #pragma once
 
@@ -48,7 +48,7 @@ class TimingSession {
   void end_servers();
 
  private:
-  // ---- the protocol's phases (timing.cu) ----
+  // ---- the protocol's phases (timing.cpp) ----
   std::size_t open_first_set();  // returns the bytes of one buffer set
   void time_alone(std::size_t set_bytes);
   void open_sets();
@@ -56,7 +56,7 @@ class TimingSession {
   bool sample_until_converged(std::chrono::steady_clock::time_point t0);
   void time_baseline_alone_again();
 
-  // ---- slots: one timed request each (timing_slots.cu) ----
+  // ---- slots: one timed request each (timing_slots.cpp) ----
   double flushed(ServerProcess& server, const nlohmann::json& request, const std::string& who);
   nlohmann::json sets_json(const std::vector<std::size_t>& sets) const;
   std::vector<std::size_t> all_sets() const;
@@ -70,16 +70,16 @@ class TimingSession {
   std::vector<std::size_t> all_sets_trusted() const;
   std::vector<std::size_t> sample_sets(std::size_t count);
 
-  // ---- inputs and the checks of every batch (timing_slots.cu) ----
+  // ---- inputs and the checks of every batch (timing_slots.cpp) ----
   void new_inputs(bool candidate);
   bool verify(const std::vector<std::size_t>& sample);
 
-  // ---- rounds (timing.cu) ----
+  // ---- rounds (timing.cpp) ----
   bool round(Samples& s);
   bool all_converged() const;
   bool any_undecided() const;
 
-  // ---- the result (timing_report.cu) ----
+  // ---- the result (timing_report.cpp) ----
   void fail(nlohmann::json& result);
   void report(nlohmann::json& result, double wall, double total);
   void add_rates(TimingReport& t) const;

@@ -132,7 +132,7 @@ TEST_F(Published, Lab07CopyHoldsNothingOfTheSolutionBuildsAndGrades) {
   EXPECT_EQ(labs, std::vector<std::string>{kLab});
   EXPECT_TRUE(fs::is_regular_file(copy / "labs" / "symptom_hints.json"));  // the hints every lab shares
   for (const char* f : {"CMakeLists.txt", "CMakePresets.json", "scripts/setup", "docs/json-output.md",
-                        "docs/manifest.md", "grader/cli/main.cpp", "common/referee_main.cu", "tests/labs_test.cpp"})
+                        "docs/manifest.md", "grader/cli/main.cpp", "common/referee_main.cpp", "tests/labs_test.cpp"})
     EXPECT_TRUE(fs::is_regular_file(copy / f)) << f;
   EXPECT_TRUE((fs::status(copy / "scripts/setup").permissions() & fs::perms::owner_exec) != fs::perms::none);
 

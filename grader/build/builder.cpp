@@ -22,15 +22,19 @@ namespace {
 
 const std::vector<std::string> kSourceExtensions = {".cu", ".cuh", ".hpp", ".h", ".cpp"};
 
-// common/'s translation units, and which program links which.
+// common/'s translation units, and which program links which. The .cpp units hold no
+// device code, so nvcc hands them to the host compiler alone (no cudafe++ or cicc pass):
+// the kernels they launch are in support_kernels.cu and device_checks.cu.
 const std::vector<std::string> kCommonUnits = {
-    "referee_main.cu",  "referee_support.cu", "timing.cu",         "timing_slots.cu",   "timing_report.cu",
-    "device_checks.cu", "serve.cu",           "shared_memory.cu",  "worker_main.cu",    "channel.cpp",
-    "isolation.cpp",    "server_process.cpp", "server_launch.cpp", "process_table.cpp", "gpu_turn.cpp"};
-const std::vector<std::string> kRefereeUnits = {
-    "referee_main",  "referee_support", "timing",        "timing_slots",  "timing_report", "device_checks", "serve",
-    "shared_memory", "server_process",  "server_launch", "process_table", "channel",       "isolation",     "gpu_turn"};
-const std::vector<std::string> kWorkerUnits = {"worker_main", "serve", "shared_memory", "channel"};
+    "referee_main.cpp",   "referee_support.cpp", "timing.cpp",         "timing_slots.cpp",
+    "timing_report.cpp",  "device_checks.cu",    "support_kernels.cu", "serve.cpp",
+    "shared_memory.cpp",  "worker_main.cpp",     "channel.cpp",        "isolation.cpp",
+    "server_process.cpp", "server_launch.cpp",   "process_table.cpp",  "gpu_turn.cpp"};
+const std::vector<std::string> kRefereeUnits = {"referee_main",  "referee_support", "timing",          "timing_slots",
+                                                "timing_report", "device_checks",   "support_kernels", "serve",
+                                                "shared_memory", "server_process",  "server_launch",   "process_table",
+                                                "channel",       "isolation",       "gpu_turn"};
+const std::vector<std::string> kWorkerUnits = {"worker_main", "serve", "support_kernels", "shared_memory", "channel"};
 
 std::string stem_of(const std::string& unit) { return fs::path(unit).stem().string(); }
 
@@ -127,7 +131,7 @@ fs::path Builder::probe() {
       builder_detail::cached_build(settings_.cache_dir, "probe", h.hex(), [&](const fs::path& work, std::string& log) {
         return builder_detail::run_tool(
             {toolchain_.nvcc.string(), "-std=c++17", "-O2", "-I" + common.string(), (common / "probe_main.cu").string(),
-             (common / "shared_memory.cu").string(), "-o", (work / "probe").string()},
+             (common / "shared_memory.cpp").string(), "-o", (work / "probe").string()},
             work, log, settings_.verbose);
       });
   if (!entry.ok) throw EnvironmentError("could not build the device probe:\n" + entry.log);

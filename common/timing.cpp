@@ -2,14 +2,15 @@
 // alone to size the batches, the buffer sets and the submission's program
 // started, the warm-up, the rounds until every ratio converges (or a
 // threshold is decided), and the baseline alone again. One round's slots and
-// checks are timing_slots.cu's; the result is timing_report.cu's.
+// checks are timing_slots.cpp's; the result is timing_report.cpp's.
+#include "timing.cuh"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 
 #include "referee_phases.hpp"
-#include "timing.cuh"
 #include "timing_session.cuh"
 
 using nlohmann::json;
@@ -301,7 +302,7 @@ void take_gpu_turn(GpuTurnFiles& turn, GpuUse use) {
 void time_mode(const LabDefinition& lab, const RefereeArgs& a, json& result, GpuTurnFiles* turn) {
   // Never destroyed: freeing the buffer sets (gigabytes, a synchronisation
   // each) and the context is left to the driver when the referee exits, after
-  // the grader has the result (referee_main.cu). Its servers end here.
+  // the grader has the result (referee_main.cpp). Its servers end here.
   auto* session = new timing_detail::TimingSession(lab, a, turn);
   try {
     session->run(result);

@@ -1,3 +1,5 @@
+#include "shared_memory.cuh"
+
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExtMem.h>
@@ -13,7 +15,6 @@
 #include <vector>
 
 #include "cuda_check.cuh"
-#include "shared_memory.cuh"
 
 namespace memlabs {
 namespace {

@@ -2,7 +2,7 @@
 // submission's program running only while its own request is served), the
 // fresh inputs before every batch and the checks of every candidate batch
 // after it (outputs written, canaries and inputs intact, a random sample
-// against the baseline). The protocol that orders them is timing.cu.
+// against the baseline). The protocol that orders them is timing.cpp.
 #include <algorithm>
 
 #include "device_checks.cuh"

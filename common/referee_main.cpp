@@ -219,13 +219,8 @@ class CaseRunner {
   std::vector<std::unique_ptr<Problem>> problems_;
 };
 
-json mode_run(const LabDefinition& lab, const RefereeArgs& a, json& result) {
-  for (const auto& f : a.fact_cases)
-    if (std::find(a.cases.begin(), a.cases.end(), f) == a.cases.end())
-      throw UsageError("--facts " + f + " is not a --case");
-  auto begin = RefereePhases::Clock::now();
-  ServerProcess worker = start_worker(a);
-  referee_phases().note("starting your program", begin);
+// `worker` was started before this process's CUDA, so that the two start at once.
+json mode_run(const LabDefinition& lab, const RefereeArgs& a, ServerProcess& worker, json& result) {
   CaseRunner runner(lab, a, worker);
   result["cases"] = json::array();
   bool ok = true;
@@ -233,7 +228,7 @@ json mode_run(const LabDefinition& lab, const RefereeArgs& a, json& result) {
     int set = 0;
     for (const auto& name : a.cases) {
       result["cases"].push_back({{"case", name}, {"status", "running"}});
-      begin = RefereePhases::Clock::now();
+      const auto begin = RefereePhases::Clock::now();
       result["cases"].back() = runner.run_case(name, set++);
       referee_phases().note("case " + name, begin);
       ok = ok && result["cases"].back()["status"] == "ok";
@@ -268,24 +263,37 @@ void run_or_time(const LabDefinition& lab, const RefereeArgs& a, json& result) {
   if (a.mode == "time" && a.cases.size() != 1) throw UsageError("time takes exactly one --case");
   result["seed"] = a.seed;
   // A timing shares the GPU while it starts (CUDA, its server, the first
-  // buffers) and has it alone for what it times (timing.cu); before CUDA
+  // buffers) and has it alone for what it times (timing.cpp); before CUDA
   // starts, no other grade may be timing.
   std::unique_ptr<GpuTurnFiles> turn;
   if (a.mode == "time" && !a.gpu_lock.empty()) {
     turn = std::make_unique<GpuTurnFiles>(a.gpu_lock);
     take_gpu_turn(*turn, GpuUse::shared);
   }
+  // A run starts the submission's program first: its CUDA starts while this
+  // process's does (each takes a quarter of a second), not after it. The
+  // grader holds the run's GPU turn for both.
+  ServerProcess worker;
+  if (a.mode == "run") {
+    for (const auto& f : a.fact_cases)
+      if (std::find(a.cases.begin(), a.cases.end(), f) == a.cases.end())
+        throw UsageError("--facts " + f + " is not a --case");
+    const auto begin = RefereePhases::Clock::now();
+    worker = start_worker(a);
+    referee_phases().note("starting your program", begin);
+  }
   const auto cuda_begin = RefereePhases::Clock::now();
   const cudaError_t e = cudaFree(nullptr);
   referee_phases().note("starting CUDA", cuda_begin);
   if (e != cudaSuccess) {
+    worker.kill_all();
     result["status"] = no_device_error(e) ? "no_device" : "failed";
     result["failure"] = {{"kind", no_device_error(e) ? "no_device" : "referee"},
                          {"message", std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e)}};
   } else {
     result["device"] = device_json();
     if (a.mode == "run")
-      mode_run(lab, a, result);
+      mode_run(lab, a, worker, result);
     else
       time_mode(lab, a, result, turn.get());
   }

@@ -1,3 +1,5 @@
+#include "serve.cuh"
+
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -6,15 +8,12 @@
 
 #include "channel.hpp"
 #include "lab_api.cuh"
-#include "serve.cuh"
 #include "shared_memory.cuh"
 
 using nlohmann::json;
 
 namespace memlabs {
 namespace {
-
-__global__ void empty_kernel() {}
 
 json error_json(const CudaError& e, const std::string& phase, const std::string& case_name) {
   const std::string file = e.file();
@@ -174,8 +173,7 @@ class Server {
       return json::object();
     }
     if (op == "nop") {
-      empty_kernel<<<1, 1, 0, stream()>>>();
-      CUDA_CHECK_LAUNCH();
+      launch_empty_kernel(stream());
       wait();
       return json::object();
     }
