@@ -143,6 +143,19 @@ json check_of_kind(const json& step, const std::string& kind) {
   return json::object();
 }
 
+// What a row's grade did not pass, one check a line, for a failure's message.
+std::string checks_not_passed(const fs::path& result_file) {
+  const json row = json::parse(read(result_file));
+  std::string out = "status " + row.value("status", "") + " " + row.value("reason", "") + "\n";
+  const json report = row.value("report", json::object());
+  for (const auto& step : report.is_object() ? report.value("steps", json::array()) : json::array())
+    for (const auto& c : step.value("checks", json::array()))
+      if (c.value("status", "") != "pass")
+        out += "step " + std::to_string(step.value("id", 0)) + " " + c.value("kind", "") + " " + c.value("status", "") +
+               ": " + c.value("summary", "") + "\n";
+  return out;
+}
+
 // Where write_outside.cu tries to write when nothing stops it.
 std::vector<fs::path> escape_targets() {
   std::vector<fs::path> t = {"/tmp/escaped-by-write_outside", kRoot / ".grader" / "escaped-by-write_outside",
@@ -337,7 +350,8 @@ TEST_F(Batch, GpuGradesAMixedClass) {
   EXPECT_EQ(csv["links_over_what_is_read_back"][1], "1");
   // A hostile submission transposes correctly only when its attack failed.
   if (sandboxed) EXPECT_EQ(csv["read_solutions"][1], "1") << "read the solution from inside the sandbox";
-  EXPECT_EQ(csv["write_outside"][1], "1");  // its writes, wherever they went, do not change its transpose
+  // Its writes, wherever they went, do not change its transpose.
+  EXPECT_EQ(csv["write_outside"][1], "1") << checks_not_passed(out / "results" / "write_outside.json");
   if (::getuid() != 0) EXPECT_EQ(csv["fork_bomb"][1], "1") << "RLIMIT_NPROC did not stop the fork bomb";
   std::vector<fs::path> escaped;
   for (const auto& t : escape_targets())

@@ -108,6 +108,10 @@ void read_child_grade(const ChildResult& r, const ChildOptions& o, const BatchSe
   const std::string schema = out.is_object() ? out.value("schema", "") : "";
   if (schema == "cuda-memory-labs/grade/1") {
     row.status = "graded";
+    if (auto why = not_graded_reason(out)) {
+      row.status = "not_graded";
+      row.reason = *why;
+    }
     row.report = std::move(out);
   } else if (schema == "cuda-memory-labs/error/1") {
     row.status = "error";
@@ -328,6 +332,17 @@ std::vector<BatchRow> run_batch(const std::vector<Submission>& subs, const Batch
   for (const auto& row : rows)
     write_file_atomically(row_file(row.id), row_to_json(row, settings.lab_id, settings.isolation.mode).dump(2) + "\n");
   return rows;
+}
+
+std::optional<std::string> not_graded_reason(const json& grade) {
+  if (grade.value("exit_code", 0) != kExitEnvironment) return std::nullopt;
+  // The first check skipped for a reason of its own (an advisory skip is stood in for).
+  for (const auto& step : grade.value("steps", json::array()))
+    for (const auto& c : step.value("checks", json::array()))
+      if (c.value("status", "") == "skipped" && !c.value("advisory", false))
+        return "a step was not graded: " + c.value("kind", std::string("check")) + ": " +
+               c.value("summary", std::string());
+  return "a step was not graded (the grader exited " + std::to_string(kExitEnvironment) + ")";
 }
 
 }  // namespace grader

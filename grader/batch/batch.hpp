@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,7 +70,7 @@ struct BatchSettings {
 struct BatchRow {
   std::string id;
   // "graded" | "rejected" (bad submission) | "error" (the grade did not finish)
-  // | "not_graded" (no GPU here: no score is recorded)
+  // | "not_graded" (no GPU here, or a step a tool could not grade: no score is recorded)
   std::string status;
   std::string reason;  // rejected/error: why
   std::string hash;
@@ -81,6 +82,13 @@ struct BatchRow {
 };
 
 nlohmann::json row_to_json(const BatchRow& row, const std::string& lab_id, const std::string& isolation);
+
+// Why a finished grade/1 document is no verdict, or nothing when it is one. A
+// grade that exits 4 left a step skipped for a reason of its own (ncu failing
+// twice on the program, a tool missing): scoring it would count the step as
+// failed for a measurement that never happened, so the row is not scored and a
+// rerun of the batch grades it again.
+std::optional<std::string> not_graded_reason(const nlohmann::json& grade);
 BatchRow row_from_json(const nlohmann::json& j);
 
 struct Session;

@@ -170,3 +170,27 @@ TEST_F(BatchDir, RejectsBadOnesAndResumesFinishedRows) {
   for (const char* id : {"bin", "changed", "done", "empty"})
     EXPECT_TRUE(fs::exists(s.out / "results" / (std::string(id) + ".json"))) << id;
 }
+
+// A grade that left a step skipped for a reason of its own (exit 4) is no
+// verdict: the row names the first such check, never an advisory one.
+TEST(BatchRows, AGradeWithAStepNotGradedIsNotScored) {
+  json grade = {{"schema", "cuda-memory-labs/grade/1"},
+                {"exit_code", 1},
+                {"steps", json::array({{{"id", 1},
+                                        {"checks", json::array({{{"kind", "ncu"},
+                                                                 {"status", "skipped"},
+                                                                 {"advisory", true},
+                                                                 {"summary", "not measured: ncu was not found"}},
+                                                                {{"kind", "ncu"},
+                                                                 {"status", "skipped"},
+                                                                 {"advisory", false},
+                                                                 {"summary", "not graded: ncu failed twice"}}})}}})}};
+  EXPECT_FALSE(not_graded_reason(grade)) << "a failed step is a verdict";
+  grade["exit_code"] = 0;
+  EXPECT_FALSE(not_graded_reason(grade));
+  grade["exit_code"] = 4;
+  const auto why = not_graded_reason(grade);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("not graded: ncu failed twice"), std::string::npos) << *why;
+  EXPECT_EQ(why->find("ncu was not found"), std::string::npos) << *why;
+}

@@ -169,7 +169,11 @@ json batch_json(const std::string& lab_folder, const fs::path& out, const BatchE
 // The lines after the rows: how many ended each way, and the files written.
 void print_batch_summary(const std::vector<BatchRow>& rows, const fs::path& out, const std::string& no_gpu_reason) {
   const BatchCounts n = count_rows(rows);
-  if (n.not_graded > 0) std::cout << "not graded: no GPU (" << no_gpu_reason << "): no score was recorded\n";
+  if (n.not_graded > 0 && !no_gpu_reason.empty())
+    std::cout << "not graded: no GPU (" << no_gpu_reason << "): no score was recorded\n";
+  else if (n.not_graded > 0)
+    std::cout << n.not_graded << " not graded: a step a tool could not grade (each row says which); no score was "
+              << "recorded for them, and the next run grades them again\n";
   std::cout << n.graded << " graded, " << n.rejected << " rejected, " << n.errors
             << " errors (retried on the next run)\n"
             << "wrote " << (out / "grades.csv").string() << ", " << (out / "junit.xml").string() << ", "

@@ -131,8 +131,9 @@ std::shared_future<LabGrader::ToolOutput> LabGrader::start_sanitizer_run(const C
                         [tool](const std::string& report) { return parse_sanitizer_log(tool, report).summary_seen; });
 }
 
-std::shared_future<LabGrader::ToolOutput> LabGrader::start_ncu_run(const Check& c) {
-  return start_tool_run(ncu_key(c), ncu_call(c), "ncu.csv", "ncu: " + c.kernel,
+std::shared_future<LabGrader::ToolOutput> LabGrader::start_ncu_run(const Check& c, bool again) {
+  return start_tool_run(ncu_key(c) + (again ? " again" : ""), ncu_call(c), "ncu.csv",
+                        "ncu: " + c.kernel + (again ? " (again: ncu failed)" : ""),
                         [](const std::string& report) { return parse_ncu_log(report).measured(); });
 }
 
@@ -160,16 +161,26 @@ void LabGrader::stop_tool_runs() {
   for (auto& [name, f] : timings_) f.wait();
 }
 
-// An ncu run that measured nothing: not allowed to count (a fallback stands
-// in), the kernel never launched, or the program failed under it.
+// An ncu run that measured nothing, after its second try where ncu itself
+// failed (whose_failure, ncu_report.hpp): the machine's (a fallback stands in),
+// the program's (the check fails), or ncu's, which is never a pass.
 CheckResult LabGrader::ncu_run_failed(const Check& c, const NcuLog& log, const RunnerOutcome& out) {
-  if (log.status == NcuLog::not_permitted) return instead_of_ncu(c, "ncu " + log.message);
-  if (log.status == NcuLog::no_kernel)
-    return failed(c, "your program never launched " + c.kernel + " in case " + c.case_name +
-                         (log.launched.empty() ? std::string() : " (ncu saw: " + join(log.launched, ", ") + ")"));
-  if (out.category == "timeout" || out.category == "crash" || out.category == "cuda_error")
-    return failed(c, out.message, out.category);
-  return instead_of_ncu(c, "ncu failed: " + (log.message.empty() ? out.message : log.message));
+  switch (whose_failure(log, out.category)) {
+    case NcuFailure::machine:
+      return instead_of_ncu(c, "ncu " + log.message);
+    case NcuFailure::program:
+      if (log.status == NcuLog::no_kernel)
+        return failed(c, "your program never launched " + c.kernel + " in case " + c.case_name +
+                             (log.launched.empty() ? std::string() : " (ncu saw: " + join(log.launched, ", ") + ")"));
+      return failed(c, out.message, out.category);
+    case NcuFailure::tool:
+      break;
+  }
+  const std::string why = log.message.empty() ? out.message : log.message;
+  CheckResult r = skipped(c, "not graded: ncu failed twice on your program (" + why +
+                                 "); nothing was measured, so this step counts for nothing yet: grade again");
+  r.data["ncu_failed"] = why;
+  return r;  // not advisory: the step is not passed on a measurement that never happened
 }
 
 // Hardware counters of every launch of the student's kernel in the profiled
@@ -185,8 +196,12 @@ CheckResult LabGrader::check_ncu(const Check& c) {
   run_correctness();  // starts this run too, beside it
   // A program that hung there would hang under ncu: that run was stopped.
   if (student_run_.category == "timeout") return failed(c, student_run_.message, "timeout");
-  const ToolOutput run = start_ncu_run(c).get();  // an Interrupted rethrows here
-  const NcuLog log = parse_ncu_log(run.log);
+  ToolOutput run = start_ncu_run(c).get();  // an Interrupted rethrows here
+  NcuLog log = parse_ncu_log(run.log);
+  if (log.status != NcuLog::ok && whose_failure(log, run.outcome.category) == NcuFailure::tool) {
+    run = start_ncu_run(c, /*again=*/true).get();  // ncu's own failures under load seldom come twice
+    log = parse_ncu_log(run.log);
+  }
   if (log.status != NcuLog::ok) return ncu_run_failed(c, log, run.outcome);
   const bool at_least = measure->rule == NcuMeasure::at_least;
   const double bound = at_least ? c.ncu_min : c.max;

@@ -82,7 +82,8 @@ class LabGrader {
                                                 const std::string& report_file, const std::string& label,
                                                 const ReportCheck& worth_keeping);
   std::shared_future<ToolOutput> start_sanitizer_run(const Check& c, const std::string& tool);
-  std::shared_future<ToolOutput> start_ncu_run(const Check& c);
+  // again: a second run after ncu itself failed on the first (whose_failure).
+  std::shared_future<ToolOutput> start_ncu_run(const Check& c, bool again = false);
   void start_tool_runs();
   void finish_tool_runs();
   void stop_tool_runs();  // the ones still running: no check will read them

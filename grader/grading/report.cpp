@@ -31,8 +31,8 @@ void from_json(const json& j, Outcome& outcome) {
 namespace {
 
 json check_json(const CheckResult& c) {
-  return {{"kind", c.kind},       {"status", c.status},   {"summary", c.summary},
-          {"details", c.details}, {"symptom", c.symptom}, {"data", c.data}};
+  return {{"kind", c.kind},       {"status", c.status}, {"summary", c.summary},  {"details", c.details},
+          {"symptom", c.symptom}, {"data", c.data},     {"advisory", c.advisory}};
 }
 
 json build_json(const RunnerBuild& b) {
@@ -136,6 +136,7 @@ CheckResult check_from_json(const json& j) {
   c.details = j.at("details").get<std::vector<std::string>>();
   c.symptom = j.at("symptom").get<std::string>();
   c.data = j.at("data");
+  c.advisory = j.value("advisory", false);  // reports written before it existed have none
   return c;
 }
 }  // namespace
@@ -222,6 +223,11 @@ void print_report(const GradeReport& r, bool verbose) {
     // Nothing failed: what is left is what only a GPU can check.
     std::cout << "  " << Style::green("The static checks pass.") << " The other checks need a GPU: grade " << r.lab_id
               << " on a machine with one (grader doctor shows what this one has).\n";
+  } else if (!any_failed && r.current_step) {
+    // A tool failed on this machine (the skipped check above says which): no verdict yet.
+    std::cout << "  Nothing failed, but step " << *r.current_step
+              << " was not graded (the skipped check above says why): grade " << r.lab_id
+              << " again. If it keeps happening, show " << Style::bold("grader doctor") << " to your instructor.\n";
   } else if (r.current_step) {
     std::cout << "  Current step: " << *r.current_step << ".  Stuck? " << Style::bold("grader hint " + r.lab_id)
               << "\n";

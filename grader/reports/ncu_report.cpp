@@ -147,6 +147,13 @@ NcuLog parse_ncu_log(const std::string& log) {
   return out;
 }
 
+NcuFailure whose_failure(const NcuLog& log, const std::string& outcome) {
+  if (log.status == NcuLog::not_permitted) return NcuFailure::machine;
+  if (log.status == NcuLog::no_kernel || outcome == "timeout" || outcome == "crash" || outcome == "cuda_error")
+    return NcuFailure::program;
+  return NcuFailure::tool;
+}
+
 std::vector<NcuLaunch> judged_launches(const NcuMeasure& measure, const std::vector<NcuLaunch>& launches) {
   if (!measure.per_element || launches.size() < 2) return launches;
   NcuLaunch all = launches.front();

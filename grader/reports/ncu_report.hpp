@@ -94,6 +94,18 @@ struct NcuLog {
 
 NcuLog parse_ncu_log(const std::string& log);
 
+// Whose fact an ncu run that measured nothing is (LabGrader::check_ncu):
+// - machine: ncu may not read the counters here; the manifest's fallback, if
+//   any, grades the step, as where ncu is missing;
+// - program: it never launched the kernel, or crashed or hung under ncu
+//   (`outcome` is the run's RunnerOutcome::category); the check fails;
+// - tool: ncu itself failed on the program ("Failed to prepare kernel for
+//   profiling" under load, a driver error). A program may provoke that on
+//   purpose, so it never passes a check nor calls in a fallback: the run is
+//   made once more, and if it fails again the check is not graded.
+enum class NcuFailure { machine, program, tool };
+NcuFailure whose_failure(const NcuLog& log, const std::string& outcome);
+
 // The launches a measure judges: each on its own, or for a per-element
 // measure all of them summed into one.
 std::vector<NcuLaunch> judged_launches(const NcuMeasure& measure, const std::vector<NcuLaunch>& launches);

@@ -313,5 +313,24 @@ TEST(NcuReport, PlainLoadsExecuteNoSharedMemoryInstruction) {
   EXPECT_EQ(tile.worst.summary, "6144 shared-memory loads and stores executed");
 }
 
+// An ncu run that measured nothing speaks of the machine, of the program, or of
+// nobody; only the program's failures fail a check, and ncu's own never pass one.
+TEST(NcuReport, WhoseFailureSaysWhoseFactAnEmptyRunIs) {
+  const NcuLog not_permitted = parse_ncu_log("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission\n");
+  EXPECT_EQ(whose_failure(not_permitted, "ok"), NcuFailure::machine);
+  const NcuLog no_kernel = parse_ncu_log("==WARNING== No kernels were profiled.\n");
+  EXPECT_EQ(whose_failure(no_kernel, "ok"), NcuFailure::program);
+  const NcuLog broken =
+      parse_ncu_log("==PROF== Connected to process 7 (worker)\n==ERROR== Failed to prepare kernel for profiling\n");
+  ASSERT_EQ(broken.status, NcuLog::failed);
+  for (const char* outcome : {"timeout", "crash", "cuda_error"})
+    EXPECT_EQ(whose_failure(broken, outcome), NcuFailure::program) << outcome;
+  // The program ran to its end (or left no clue) while ncu failed: ncu's failure,
+  // which a program can provoke, so it must not decide the check either way.
+  for (const char* outcome : {"ok", "bad_output", "mismatch", "no_result", "protocol"})
+    EXPECT_EQ(whose_failure(broken, outcome), NcuFailure::tool) << outcome;
+  EXPECT_EQ(whose_failure(parse_ncu_log(""), "ok"), NcuFailure::tool);
+}
+
 }  // namespace
 }  // namespace grader
