@@ -93,8 +93,16 @@ struct GpuLintOptions {
   // Grades at once. Each runs in a grader process of its own; their timings
   // still take the GPU one at a time, the rest of their work shares it.
   std::size_t jobs = default_gpu_lint_jobs();
-  static std::size_t default_gpu_lint_jobs();  // half the cores, 2 to 8
+  static std::size_t default_gpu_lint_jobs(std::size_t gpus = 1);  // half the cores, 2 to 8 a GPU
+  // The GPUs the grades spread over, as CUDA_VISIBLE_DEVICES entries (check_gpus);
+  // fewer than two: every grade on the GPU this process sees.
+  std::vector<std::string> gpus;
 };
+// The GPUs a check may spread its grades over: one CUDA_VISIBLE_DEVICES entry
+// each. `visible` is this process's CUDA_VISIBLE_DEVICES (null when unset): a
+// child must name a GPU the way the driver reads it, not by its index among
+// the visible ones. `devices` is how many the driver reports.
+std::vector<std::string> check_gpus(int devices, const char* visible);
 // On the GPU, for every lab given: the skeleton fails its first step, the
 // solution passes every step, the reference clears each timed threshold by
 // the margin, every fixture gets its verdict. Appends to each lab's lint, in

@@ -12,6 +12,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "activity.hpp"
@@ -27,13 +28,25 @@ using nlohmann::json;
 
 namespace grader {
 
-std::size_t GpuLintOptions::default_gpu_lint_jobs() {
-  // The check's time is its timings' (each has the GPU alone) and the waits for
+std::size_t GpuLintOptions::default_gpu_lint_jobs(std::size_t gpus) {
+  // The check's time is its timings' (each has its GPU alone) and the waits for
   // the shared runs they drain; between them, more grades keep the GPU busier.
   // On a 16-core H100 machine the whole course took 714 s at 8 and 696 s at 12
   // (docs/measurements/logs/h100-check-whole-course.log): past half the cores
   // more grades only wait longer, and load the host that lab03's timing needs.
-  return std::clamp<std::size_t>(std::thread::hardware_concurrency() / 2, 2, 8);
+  return std::clamp<std::size_t>(std::thread::hardware_concurrency() / 2, 2, 8 * std::max<std::size_t>(1, gpus));
+}
+
+std::vector<std::string> check_gpus(int devices, const char* visible) {
+  std::vector<std::string> out;
+  if (visible && *visible) {
+    std::istringstream entries(visible);
+    for (std::string entry; std::getline(entries, entry, ',');)
+      if (const std::string e = trim(entry); !e.empty() && static_cast<int>(out.size()) < devices) out.push_back(e);
+    return out;
+  }
+  for (int i = 0; i < devices; ++i) out.push_back(std::to_string(i));
+  return out;
 }
 
 LintItem margin_item(int step, const Check& c, double median, double required_margin) {
@@ -86,8 +99,9 @@ struct CheckGrade {
 enum class GradedAs { first_failure, whole_steps, solution };
 
 CheckGrade grade_for_check(Session& session, const LabSources& s, const fs::path& submission, GradedAs as,
-                           const GpuLintOptions& o, const fs::path& work_dir) {
+                           const GpuLintOptions& o, const std::string& gpu, const fs::path& work_dir) {
   ChildGradeCall call;
+  call.visible_gpu = gpu;
   call.course_root = s.course_root;
   call.lab = s.lab.folder;
   call.submission = fs::absolute(submission);
@@ -220,7 +234,8 @@ namespace {
 
 // One piece of a lab's GPU check: it makes its items in a slot of its own.
 struct GpuJob {
-  std::function<std::vector<LintItem>()> run;
+  // Grades on `gpu` (a CUDA_VISIBLE_DEVICES entry; empty: every GPU this process sees).
+  std::function<std::vector<LintItem>(const std::string& gpu)> run;
   std::vector<LintItem> items;
   double runs = 0;  // how many program runs its grade is expected to make (the queue's order)
 };
@@ -255,8 +270,8 @@ std::size_t steps_passed(const Manifest& m, const FixtureExpectation& e) {
 // The solution passes every step (graded with --decide-margin), and the
 // threshold margins read from its timings.
 std::vector<LintItem> solution_gpu_items(Session& session, const LabSources& s, const GpuLintOptions& o,
-                                         const fs::path& dir) {
-  const CheckGrade g = grade_for_check(session, s, *s.solution_path, GradedAs::solution, o, dir);
+                                         const std::string& gpu, const fs::path& dir) {
+  const CheckGrade g = grade_for_check(session, s, *s.solution_path, GradedAs::solution, o, gpu, dir);
   std::vector<LintItem> items = solution_items(*s.manifest, g);
   for (auto& item : margin_items(*s.manifest, g.report ? &*g.report : nullptr, o.required_margin))
     items.push_back(std::move(item));
@@ -266,12 +281,12 @@ std::vector<LintItem> solution_gpu_items(Session& session, const LabSources& s, 
 // A fixture's GPU verdict. A failing step stops at its first failing check:
 // the verdict needs no more. Where the failure the fixture expects was among
 // the checks not run, the whole step decides.
-LintItem fixture_gpu_item(Session& session, const LabSources& s, const GpuLintOptions& o, const fs::path& f,
-                          const FixtureExpectation& e, const fs::path& dir) {
-  const CheckGrade g = grade_for_check(session, s, f, GradedAs::first_failure, o, dir);
+LintItem fixture_gpu_item(Session& session, const LabSources& s, const GpuLintOptions& o, const std::string& gpu,
+                          const fs::path& f, const FixtureExpectation& e, const fs::path& dir) {
+  const CheckGrade g = grade_for_check(session, s, f, GradedAs::first_failure, o, gpu, dir);
   const LintItem item = fixture_item(f, e, g);
   if (item.status != "fail" || !some_check_not_run(g)) return item;
-  return fixture_item(f, e, grade_for_check(session, s, f, GradedAs::whole_steps, o, dir / "whole-steps"));
+  return fixture_item(f, e, grade_for_check(session, s, f, GradedAs::whole_steps, o, gpu, dir / "whole-steps"));
 }
 
 // The jobs of one lab, in the order its items are listed.
@@ -280,17 +295,17 @@ std::vector<GpuJob> lab_gpu_jobs(Session& session, const LabSources& s, const Gp
   const Manifest& m = *s.manifest;
   std::vector<GpuJob> jobs;
   const auto timed = [&session](auto make) {
-    return [&session, make] {
+    return [&session, make](const std::string& gpu) {
       const auto since = std::chrono::steady_clock::now();
-      std::vector<LintItem> items = make();
+      std::vector<LintItem> items = make(gpu);
       for (const auto& i : items) note_progress(session, i, since);
       return items;
     };
   };
-  jobs.push_back({timed([&, work_dir] {
+  jobs.push_back({timed([&, work_dir](const std::string& gpu) {
                     return std::vector<LintItem>{
                         skeleton_item(m, grade_for_check(session, s, s.lab.dir / m.student_file,
-                                                         GradedAs::first_failure, o, work_dir / "skeleton"))};
+                                                         GradedAs::first_failure, o, gpu, work_dir / "skeleton"))};
                   }),
                   {},
                   expected_runs(m, 0)});
@@ -305,7 +320,9 @@ std::vector<GpuJob> lab_gpu_jobs(Session& session, const LabSources& s, const Gp
                                              "verdicts cannot run")}});
     return jobs;
   }
-  jobs.push_back({timed([&, work_dir] { return solution_gpu_items(session, s, o, work_dir / "solution"); }),
+  jobs.push_back({timed([&, work_dir](const std::string& gpu) {
+                    return solution_gpu_items(session, s, o, gpu, work_dir / "solution");
+                  }),
                   {},
                   expected_runs(m, m.steps.size())});
   for (const auto& f : s.fixtures) {
@@ -318,22 +335,26 @@ std::vector<GpuJob> lab_gpu_jobs(Session& session, const LabSources& s, const Gp
       continue;
     }
     const fs::path dir = work_dir / ("fixture-" + f.stem().string());
-    jobs.push_back({timed([&, f, e, dir] { return std::vector<LintItem>{fixture_gpu_item(session, s, o, f, e, dir)}; }),
+    jobs.push_back({timed([&, f, e, dir](const std::string& gpu) {
+                      return std::vector<LintItem>{fixture_gpu_item(session, s, o, gpu, f, e, dir)};
+                    }),
                     {},
                     expected_runs(m, steps_passed(m, e))});
   }
   return jobs;
 }
 
-// Runs every job, `width` at a time, in the queue's order.
-void run_jobs(std::vector<GpuJob*>& jobs, std::size_t width) {
+// Runs every job, `width` at a time, in the queue's order. With several GPUs,
+// each worker grades on one of them, in turn: a GPU's grades take turns on its
+// own lock, so the timings of different GPUs run at the same moment.
+void run_jobs(std::vector<GpuJob*>& jobs, std::size_t width, const std::vector<std::string>& gpus) {
   std::atomic<std::size_t> next{0};
   std::exception_ptr failure;
   std::mutex failure_mutex;
-  const auto worker = [&] {
+  const auto worker = [&](const std::string& gpu) {
     for (std::size_t i; (i = next++) < jobs.size();) {
       try {
-        jobs[i]->items = jobs[i]->run();
+        jobs[i]->items = jobs[i]->run(gpu);
       } catch (...) {
         const std::lock_guard<std::mutex> hold(failure_mutex);
         if (!failure) failure = std::current_exception();
@@ -342,7 +363,8 @@ void run_jobs(std::vector<GpuJob*>& jobs, std::size_t width) {
     }
   };
   std::vector<std::thread> threads;
-  for (std::size_t t = 0; t < std::max<std::size_t>(1, std::min(width, jobs.size())); ++t) threads.emplace_back(worker);
+  for (std::size_t t = 0; t < std::max<std::size_t>(1, std::min(width, jobs.size())); ++t)
+    threads.emplace_back(worker, gpus.size() > 1 ? gpus[t % gpus.size()] : std::string());
   for (auto& t : threads) t.join();
   if (failure) std::rethrow_exception(failure);
 }
@@ -365,9 +387,10 @@ void lint_labs_gpu(Session& session, const std::vector<std::pair<const LabSource
       if (j.run) queue.push_back(&j);
   std::stable_sort(queue.begin(), queue.end(), [](const GpuJob* a, const GpuJob* b) { return a->runs > b->runs; });
   {
-    Activity a("grading " + std::to_string(queue.size()) + " checks on the GPU, " + std::to_string(o.jobs) +
-               " at a time");
-    run_jobs(queue, o.jobs);
+    Activity a("grading " + std::to_string(queue.size()) + " checks on " +
+               (o.gpus.size() > 1 ? std::to_string(o.gpus.size()) + " GPUs, " : std::string("the GPU, ")) +
+               std::to_string(o.jobs) + " at a time");
+    run_jobs(queue, o.jobs, o.gpus);
   }
   for (std::size_t i = 0; i < labs.size(); ++i)
     for (auto& j : per_lab[i])

@@ -410,5 +410,19 @@ TEST(CourseLint, AnNcuCheckAloneNeedsAFallback) {
   EXPECT_EQ(lint_symptom_hints(parse_manifest(j, "lab.json")).status, "pass");
 }
 
+// The GPUs a check spreads over, named as the driver reads CUDA_VISIBLE_DEVICES:
+// by this process's own entries where it has some, else by index.
+TEST(CheckGpus, NamesEachGpuAsTheDriverWouldReadIt) {
+  EXPECT_EQ(check_gpus(1, nullptr), std::vector<std::string>{"0"});
+  EXPECT_EQ(check_gpus(2, nullptr), (std::vector<std::string>{"0", "1"}));
+  EXPECT_EQ(check_gpus(2, ""), (std::vector<std::string>{"0", "1"}));
+  EXPECT_EQ(check_gpus(2, "2, 3"), (std::vector<std::string>{"2", "3"}));
+  EXPECT_EQ(check_gpus(1, "GPU-5e4a,GPU-77b1"), std::vector<std::string>{"GPU-5e4a"}) << "what the driver shows";
+  EXPECT_TRUE(check_gpus(0, nullptr).empty());
+  EXPECT_EQ(GpuLintOptions::default_gpu_lint_jobs(0), GpuLintOptions::default_gpu_lint_jobs(1));
+  EXPECT_LE(GpuLintOptions::default_gpu_lint_jobs(1), 8u);
+  EXPECT_GE(GpuLintOptions::default_gpu_lint_jobs(4), GpuLintOptions::default_gpu_lint_jobs(1));
+}
+
 }  // namespace
 }  // namespace grader

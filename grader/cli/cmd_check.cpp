@@ -1,6 +1,7 @@
 // grader check [LAB...] — the course lint an instructor runs before
 // publishing: every lab's files, manifest, lesson, TODO markers, solution,
 // builds and fixtures, and on a GPU every verdict and threshold margin.
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -23,7 +24,7 @@ struct CheckCommandOptions {
   bool static_only = false;
   bool write_lessons = false;
   double cap_s = 3.0;
-  std::size_t jobs = GpuLintOptions::default_gpu_lint_jobs();
+  std::size_t jobs = 0;  // 0: GpuLintOptions::default_gpu_lint_jobs for the GPUs there are
 };
 
 // --write-lessons: each step's list of checks in the lab's README.md, as
@@ -94,15 +95,19 @@ void check_one_lab(const Course& course, const LabInfo& lab, Session* session, b
 // then every lab printed in order.
 void check_labs_on_gpu(Session& session, const std::vector<LabSources>& sources, const CheckCommandOptions& o,
                        const GlobalOptions& g, CourseLint& c) {
+  GpuLintOptions go;
+  go.cap_s = o.cap_s;
+  // Every GPU the driver shows this process (CUDA_VISIBLE_DEVICES picks them).
+  go.gpus = check_gpus(session.device.raw.value("devices", 1), std::getenv("CUDA_VISIBLE_DEVICES"));
+  go.jobs = o.jobs > 0 ? o.jobs : GpuLintOptions::default_gpu_lint_jobs(go.gpus.size());
+  const std::string on = go.gpus.size() > 1 ? " on " + std::to_string(go.gpus.size()) + " GPUs" : "";
   if (!g.json && !Activity::enabled())
     std::cerr << Style::dim("checking on the GPU: " + std::to_string(c.labs.size()) + " lab" +
-                            (c.labs.size() == 1 ? "" : "s") + ", " + std::to_string(o.jobs) + " grades at a time…")
+                            (c.labs.size() == 1 ? "" : "s") + ", " + std::to_string(go.jobs) + " grades at a time" +
+                            on + "…")
               << "\n";
   std::vector<std::pair<const LabSources*, LabLint*>> labs;
   for (std::size_t i = 0; i < sources.size(); ++i) labs.push_back({&sources[i], &c.labs[i]});
-  GpuLintOptions go;
-  go.cap_s = o.cap_s;
-  go.jobs = o.jobs;
   lint_labs_gpu(session, labs, go);
   if (!g.json)
     for (const auto& l : c.labs) print_lab(l, g.verbose);
@@ -188,7 +193,9 @@ Command check_command() {
                          "first write each lesson's lists of checks (from lab.json) and measured tables (from "
                          "docs/measurements)");
             sub.add_option("--cap", o->cap_s, "seconds of timing per case on the GPU (default 3)");
-            sub.add_option("--jobs", o->jobs, "grades at once on the GPU (default: half the cores, 2 to 8)")
+            sub.add_option("--jobs", o->jobs,
+                           "grades at once (default: half the cores, 2 to 8 for each GPU; the grades spread over every "
+                           "visible GPU)")
                 ->check(CLI::Range(1, 64));
             return [o, &g] { return run_check(*o, g); };
           }};

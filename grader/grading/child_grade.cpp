@@ -1,5 +1,7 @@
 #include "child_grade.hpp"
 
+#include <unistd.h>  // environ
+
 #include <stdexcept>
 
 #include "child_process.hpp"
@@ -32,6 +34,13 @@ GradeReport grade_in_child(const ChildGradeCall& call) {
   o.stderr_file = call.work_dir / "stderr.txt";
   o.timeout_s = call.timeout_s;
   o.max_file_bytes = 0;  // a trusted program: the grader itself
+  if (!call.visible_gpu.empty()) {
+    std::vector<std::string> env;
+    for (char** e = environ; *e; ++e)
+      if (std::string(*e).rfind("CUDA_VISIBLE_DEVICES=", 0) != 0) env.emplace_back(*e);
+    env.push_back("CUDA_VISIBLE_DEVICES=" + call.visible_gpu);
+    o.env = std::move(env);
+  }
   const ChildResult r = run_child(o);
   if (r.interrupted) throw Interrupted();
   const std::string said = read_file(o.stderr_file).value_or("");

@@ -27,6 +27,9 @@ struct ChildGradeCall {
   std::optional<double> cap_s;       // --cap; none: the grade's default
   std::filesystem::path work_dir;    // its output and errors; made if missing
   double timeout_s = 3600;           // the whole grade
+  // CUDA_VISIBLE_DEVICES for the child: the one GPU it grades on (its GPU turns
+  // are that GPU's); empty: the GPUs this process sees.
+  std::string visible_gpu;
 };
 
 // The child's command line: `grader --json grade LAB --submission FILE --fresh`

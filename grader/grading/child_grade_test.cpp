@@ -130,3 +130,24 @@ TEST_F(ChildGrade, AGradeThatHangsIsStoppedAtItsLimit) {
     EXPECT_NE(std::string(e.what()).find("was stopped"), std::string::npos) << e.what();
   }
 }
+
+// A check spread over several GPUs gives each child the one it grades on, in
+// place of whatever this process was given; without one the child inherits.
+TEST_F(ChildGrade, VisibleGpuReplacesTheChildsCudaVisibleDevices) {
+  std::ofstream(dir / "report.json") << report_to_json(a_report()).dump();
+  grader_script("printf '[%s]' \"$CUDA_VISIBLE_DEVICES\" > " + (dir / "seen").string() +
+                "; env | grep -c '^CUDA_VISIBLE_DEVICES=' >> " + (dir / "seen").string() + "; cat " +
+                (dir / "report.json").string() + "; exit 1");
+  ::setenv("CUDA_VISIBLE_DEVICES", "2,3", 1);
+  call.visible_gpu = "3";
+  grade_in_child(call);
+  std::ifstream seen(dir / "seen");
+  std::string text((std::istreambuf_iterator<char>(seen)), {});
+  EXPECT_EQ(text, "[3]1\n");
+  call.visible_gpu.clear();
+  grade_in_child(call);
+  std::ifstream again(dir / "seen");
+  text.assign((std::istreambuf_iterator<char>(again)), {});
+  ::unsetenv("CUDA_VISIBLE_DEVICES");
+  EXPECT_EQ(text, "[2,3]1\n");
+}
