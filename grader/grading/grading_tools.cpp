@@ -183,6 +183,18 @@ CheckResult LabGrader::ncu_run_failed(const Check& c, const NcuLog& log, const R
   return r;  // not advisory: the step is not passed on a measurement that never happened
 }
 
+// The profile of c's kernel and case, read into `log`. Where ncu failed on its
+// own it runs once more: such failures under load seldom come twice.
+LabGrader::ToolOutput LabGrader::ncu_profile(const Check& c, NcuLog& log) {
+  ToolOutput run = start_ncu_run(c).get();
+  log = parse_ncu_log(run.log);
+  if (log.status != NcuLog::ok && whose_failure(log, run.outcome.category) == NcuFailure::tool) {
+    run = start_ncu_run(c, /*again=*/true).get();
+    log = parse_ncu_log(run.log);
+  }
+  return run;
+}
+
 // Hardware counters of every launch of the student's kernel in the profiled
 // case (ncu_report.hpp): each must meet the rule, so a harmless launch first
 // cannot speak for the ones that do the work.
@@ -196,12 +208,8 @@ CheckResult LabGrader::check_ncu(const Check& c) {
   run_correctness();  // starts this run too, beside it
   // A program that hung there would hang under ncu: that run was stopped.
   if (student_run_.category == "timeout") return failed(c, student_run_.message, "timeout");
-  ToolOutput run = start_ncu_run(c).get();  // an Interrupted rethrows here
-  NcuLog log = parse_ncu_log(run.log);
-  if (log.status != NcuLog::ok && whose_failure(log, run.outcome.category) == NcuFailure::tool) {
-    run = start_ncu_run(c, /*again=*/true).get();  // ncu's own failures under load seldom come twice
-    log = parse_ncu_log(run.log);
-  }
+  NcuLog log;
+  const ToolOutput run = ncu_profile(c, log);  // an Interrupted rethrows here
   if (log.status != NcuLog::ok) return ncu_run_failed(c, log, run.outcome);
   const bool at_least = measure->rule == NcuMeasure::at_least;
   const double bound = at_least ? c.ncu_min : c.max;

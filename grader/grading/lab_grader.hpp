@@ -84,6 +84,7 @@ class LabGrader {
   std::shared_future<ToolOutput> start_sanitizer_run(const Check& c, const std::string& tool);
   // again: a second run after ncu itself failed on the first (whose_failure).
   std::shared_future<ToolOutput> start_ncu_run(const Check& c, bool again = false);
+  ToolOutput ncu_profile(const Check& c, NcuLog& log);
   void start_tool_runs();
   void finish_tool_runs();
   void stop_tool_runs();  // the ones still running: no check will read them

@@ -326,8 +326,9 @@ TEST(NcuReport, WhoseFailureSaysWhoseFactAnEmptyRunIs) {
   for (const char* outcome : {"timeout", "crash", "cuda_error"})
     EXPECT_EQ(whose_failure(broken, outcome), NcuFailure::program) << outcome;
   // The program ran to its end (or left no clue) while ncu failed: ncu's failure,
-  // which a program can provoke, so it must not decide the check either way.
-  for (const char* outcome : {"ok", "bad_output", "mismatch", "no_result", "protocol"})
+  // which a program can provoke, so it must not decide the check either way. An
+  // exit code that is not 0 ("error") is ncu's or the program's: no telling which.
+  for (const char* outcome : {"ok", "error", "bad_output", "mismatch", "no_result", "protocol"})
     EXPECT_EQ(whose_failure(broken, outcome), NcuFailure::tool) << outcome;
   EXPECT_EQ(whose_failure(parse_ncu_log(""), "ok"), NcuFailure::tool);
 }
