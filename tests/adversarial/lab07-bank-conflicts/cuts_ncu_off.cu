@@ -1,5 +1,6 @@
 // attack: the unpadded tile (32-way bank conflicts on its column reads), which under ncu, and only there, closes every descriptor but the referee's socket to cut ncu off from its front end: an ncu run that fails on its own once left the bank-conflict check unmeasured and the step passed. Now it runs again, and a second failure leaves the step not graded; on the H100 ncu measured through the cut
 // expect: step 3 fails: ncu (bank_conflicts)
+// message: bank conflicts per shared-memory request
 #include <unistd.h>
 
 #include <cstdlib>
