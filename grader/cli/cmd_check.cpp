@@ -98,7 +98,8 @@ void check_labs_on_gpu(Session& session, const std::vector<LabSources>& sources,
   GpuLintOptions go;
   go.cap_s = o.cap_s;
   // Every GPU the driver shows this process (CUDA_VISIBLE_DEVICES picks them).
-  go.gpus = check_gpus(session.device.raw.value("devices", 1), std::getenv("CUDA_VISIBLE_DEVICES"));
+  const int devices = session.device.raw.is_object() ? session.device.raw.value("devices", 1) : 1;
+  go.gpus = check_gpus(devices, std::getenv("CUDA_VISIBLE_DEVICES"));
   go.jobs = o.jobs > 0 ? o.jobs : GpuLintOptions::default_gpu_lint_jobs(go.gpus.size());
   const std::string on = go.gpus.size() > 1 ? " on " + std::to_string(go.gpus.size()) + " GPUs" : "";
   if (!g.json && !Activity::enabled())
