@@ -114,6 +114,24 @@ TEST(ReportCharts, NoChartWithoutATimingSession) {
   EXPECT_EQ(text.find("GB/s"), std::string::npos) << text;
 }
 
+// A step a tool could not grade on this machine, with nothing failed: the
+// footer says to grade again, not that the student is stuck on it.
+TEST(ReportFooter, AStepNotGradedSaysToGradeAgainNotStuck) {
+  GradeReport r = report({step(2, "pass", {check("speedup", "pass", json::object())}),
+                          step(3, "skipped", {check("ncu", "skipped", json::object())})});
+  r.exit_code = kExitEnvironment;
+  r.current_step = 3;
+  std::string text = printed(r);
+  EXPECT_NE(text.find("step 3 was not graded"), std::string::npos) << text;
+  EXPECT_NE(text.find("grade lab07 again"), std::string::npos) << text;
+  EXPECT_EQ(text.find("Stuck?"), std::string::npos) << text;
+  r.steps[1] = step(3, "fail", {check("ncu", "fail", json::object())});
+  r.exit_code = kExitStepFailed;
+  text = printed(r);
+  EXPECT_NE(text.find("Current step: 3.  Stuck?"), std::string::npos) << text;
+  EXPECT_EQ(text.find("not graded"), std::string::npos) << text;
+}
+
 namespace grader {
 namespace {
 
