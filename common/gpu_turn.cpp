@@ -10,9 +10,7 @@
 #include <stdexcept>
 
 namespace memlabs {
-namespace {
 
-// Opens the file whoever made it; makes it if nobody has. Read-only is enough for flock.
 int open_lock_file(const std::string& file) {
   int fd = -1;
   for (int attempt = 0; attempt < 5 && fd < 0; ++attempt) {
@@ -38,6 +36,8 @@ int open_lock_file(const std::string& file) {
   }
   return fd;
 }
+
+namespace {
 
 // flock(fd, op), waiting if it must; `waiting` once before the first wait.
 void flock_waiting(int fd, int op, const std::string& file, const std::function<void()>& waiting, bool& said) {

@@ -33,6 +33,11 @@ namespace memlabs {
 
 enum class GpuUse { shared, exclusive };
 
+// Opens a lock file whoever made it, never through a link; makes it if nobody
+// has (mode 0444: read-only is enough for flock). Throws std::runtime_error
+// saying why not.
+int open_lock_file(const std::string& file);
+
 // How an exclusive turn waits beside others (see above): short (a timing, a
 // run that reads the GPU's state) or long (a whole grade).
 enum class ExclusiveLength { short_turn, long_turn };

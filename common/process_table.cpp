@@ -3,13 +3,16 @@
 // whether all of a process's threads are stopped.
 #include "process_table.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
-#include <fstream>
+#include <cstring>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 
 #include "server_process.hpp"
@@ -19,30 +22,41 @@ namespace fs = std::filesystem;
 namespace memlabs {
 namespace server_detail {
 
-// /proc/<pid>/stat: "pid (comm) state ppid ..."; comm may hold spaces and ')'.
+// /proc/<pid>/stat: "pid (comm) state ppid ...". comm may hold spaces and ')',
+// but is at most 15 bytes, so the line's first 256 bytes hold its last ')'.
+// Read with plain system calls: a pause scans every process of the machine.
 bool read_stat(const fs::path& file, ProcStat& out) {
-  std::ifstream in(file);
-  std::string line;
-  if (!std::getline(in, line)) return false;
-  const auto close = line.rfind(')');
-  if (close == std::string::npos || close + 4 > line.size()) return false;
-  std::istringstream rest(line.substr(close + 2));
-  long ppid = 0;
-  rest >> out.state >> ppid;
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[256];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  const char* close = std::strrchr(buf, ')');
+  if (!close || close + 4 > buf + n) return false;
+  char* end = nullptr;
+  const long ppid = std::strtol(close + 4, &end, 10);
+  if (end == close + 4) return false;
+  out.state = close[2];
   out.ppid = static_cast<pid_t>(ppid);
-  out.pid = static_cast<pid_t>(std::atol(line.c_str()));
+  out.pid = static_cast<pid_t>(std::atol(buf));
   return true;
 }
 
 std::vector<ProcStat> all_processes() {
   std::vector<ProcStat> out;
-  std::error_code ec;
-  for (fs::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return out;
+  std::string file;
+  while (const dirent* e = ::readdir(proc)) {
+    if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+    if (!std::all_of(e->d_name, e->d_name + std::strlen(e->d_name), ::isdigit)) continue;
+    file.assign("/proc/").append(e->d_name).append("/stat");
     ProcStat s;
-    if (read_stat(it->path() / "stat", s)) out.push_back(s);
+    if (read_stat(file, s)) out.push_back(s);
   }
+  ::closedir(proc);
   return out;
 }
 

@@ -69,6 +69,14 @@ class ServerProcess {
  private:
   std::vector<pid_t> processes() const;  // it and every process it started
   void reap(bool block);
+  void remember_paused(const std::vector<pid_t>& procs);
+  void forget_paused();
+
+  // What the last pause found, all stopped, as pidfds (a pidfd cannot name
+  // another process that reuses the pid): the next resume continues exactly
+  // these, and the next pause stops them before it scans. Empty where pidfds
+  // are not to be had: then each pause and resume scans.
+  std::vector<std::pair<pid_t, int>> paused_;
 
   pid_t pid_ = -1;
   Channel channel_;

@@ -69,6 +69,41 @@ TEST_F(ServerProcessTest, PauseStopsEveryProcessAndResumeContinuesThem) {
   p.kill_all();
 }
 
+// A pause stops what the last one found before it scans, and a resume
+// continues what the last pause found without scanning: processes started
+// while the program ran (here orphans, busy from the start) must still be
+// stopped by the next pause and continued by the next resume.
+TEST_F(ServerProcessTest, EachPauseStopsWhatStartedSinceTheLastAndResumeContinuesItAll) {
+  ServerProcess p =
+      ServerProcess::spawn(shell("i=0; while [ $i -lt 4 ]; do (while :; do :; done &); i=$((i+1)); sleep 0.1; done; "
+                                 "while :; do :; done"));
+  std::vector<pid_t> seen;
+  wait_for([&] { return descendants_of(::getpid()).size() >= 2; });
+  ASSERT_TRUE(p.pause());
+  const std::size_t first = descendants_of(::getpid()).size();
+  p.resume();
+  wait_for([&] {
+    seen = descendants_of(::getpid());
+    return seen.size() >= first + 2;
+  });
+  ASSERT_GE(seen.size(), first + 2) << "no process started while the program ran";
+  ASSERT_TRUE(p.pause());
+  seen = descendants_of(::getpid());
+  for (pid_t q : seen) EXPECT_EQ(state_of(q), 'T') << q << " runs after the second pause";
+  p.resume();
+  std::vector<pid_t> busy;  // the loops: never stopped for long, never gone
+  for (pid_t q : seen)
+    if (alive(q) && state_of(q) != 'Z') busy.push_back(q);
+  wait_for([&] {
+    for (pid_t q : busy)
+      if (state_of(q) == 'T') return false;
+    return true;
+  });
+  for (pid_t q : busy) EXPECT_NE(state_of(q), 'T') << q << " still stopped after resume";
+  p.kill_all();
+  for (pid_t q : seen) EXPECT_FALSE(alive(q) && state_of(q) != 'Z') << q << " outlived kill_all";
+}
+
 TEST_F(ServerProcessTest, ARequestToAProgramThatNeverAnswersTimesOut) {
   ServerProcess p = ServerProcess::spawn(shell("sleep 300"));
   const Reply r = p.request({{"op", "nop"}}, 0.2);

@@ -20,6 +20,8 @@
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
+#include <vector>
 
 #include "phase_log.hpp"
 #include "sandbox.hpp"
@@ -196,10 +198,48 @@ ProcessGpuTurn::~ProcessGpuTurn() {
   t.changed.notify_all();
 }
 
+namespace {
+// One of kProfilesAtOnce slot files beside `turn_file`, held alone; waits
+// (polling: a profile takes seconds) until one is free. Returns its descriptor.
+int take_profile_slot(const std::string& turn_file, const std::function<void()>& waiting) {
+  std::vector<int> fds;
+  try {
+    for (int k = 0; k < kProfilesAtOnce; ++k)
+      fds.push_back(memlabs::open_lock_file(turn_file + "." + std::to_string(k)));
+  } catch (...) {
+    for (int fd : fds) ::close(fd);
+    throw;
+  }
+  for (bool said = false;; said = true) {
+    for (std::size_t k = 0; k < fds.size(); ++k)
+      if (::flock(fds[k], LOCK_EX | LOCK_NB) == 0) {
+        for (std::size_t j = 0; j < fds.size(); ++j)
+          if (j != k) ::close(fds[j]);
+        return fds[k];
+      }
+    if (!said) waiting();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+}  // namespace
+
 ProfilerTurn::ProfilerTurn(memlabs::GpuUse use) {
   if (process_gpu_lock().empty()) return;
-  turn_ = take_noting_the_wait(process_gpu_lock().string() + ".ncu", use, "waiting for ncu (another grade is profiling",
-                               ")", "waiting for ncu (another grade was profiling)");
+  const std::string file = process_gpu_lock().string() + ".ncu";
+  turn_ = take_noting_the_wait(file, use, "waiting for ncu (another grade is profiling", ")",
+                               "waiting for ncu (another grade was profiling)");
+  if (use != memlabs::GpuUse::shared) return;
+  const auto begin = std::chrono::steady_clock::now();
+  bool waited = false;
+  slot_ = take_profile_slot(file, [&] {
+    waited = true;
+    std::cerr << "waiting for ncu (" << kProfilesAtOnce << " other profiles are running)" << std::endl;
+  });
+  if (waited) note_phase("waiting for ncu (other profiles were running)", begin, std::chrono::steady_clock::now(), 1);
+}
+
+ProfilerTurn::~ProfilerTurn() {
+  if (slot_ >= 0) ::close(slot_);
 }
 
 namespace {

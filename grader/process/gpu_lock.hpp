@@ -90,15 +90,25 @@ class ProcessGpuTurn {
 // then holds no shared turn a timing would wait for. No holder of a GPU turn
 // waits for the profiler turn: a timing takes none, and neither does a
 // sandboxed grade, whose one exclusive GPU turn keeps other profiles off.
+//
+// A shared profiler turn also holds one of kProfilesAtOnce slots
+// (<lock>.ncu.0, .1, ...), alone. Profiles queued on ncu's own lock each hold
+// a shared GPU turn, and a timing waits for every one of them to profile in
+// turn; with a few slots a timing waits for a few, while ncu still starts the
+// next program as one profiles.
 class ProfilerTurn {
  public:
   explicit ProfilerTurn(memlabs::GpuUse use);
+  ~ProfilerTurn();
   ProfilerTurn(const ProfilerTurn&) = delete;
   ProfilerTurn& operator=(const ProfilerTurn&) = delete;
 
  private:
   std::unique_ptr<GpuTurn> turn_;
+  int slot_ = -1;  // the slot's file, held with LOCK_EX
 };
+
+inline constexpr int kProfilesAtOnce = 3;
 
 // The folder ncu keeps its lock file in: /tmp (tests name another).
 const std::filesystem::path& ncu_lock_folder();

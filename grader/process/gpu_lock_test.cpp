@@ -12,6 +12,7 @@
 #include <fstream>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "sandbox.hpp"
 
@@ -62,7 +63,7 @@ namespace {
 // How many of three threads were inside at once, each holding what `take`
 // returns for 40 ms.
 template <class Take>
-int most_at_once(Take take) {
+int most_at_once(Take take, int threads = 3) {
   std::atomic<int> inside{0}, most{0};
   auto hold = [&] {
     const auto turn = take();
@@ -71,10 +72,9 @@ int most_at_once(Take take) {
     std::this_thread::sleep_for(std::chrono::milliseconds(40));
     --inside;
   };
-  std::thread a(hold), b(hold), c(hold);
-  a.join();
-  b.join();
-  c.join();
+  std::vector<std::thread> all;
+  for (int i = 0; i < threads; ++i) all.emplace_back(hold);
+  for (auto& t : all) t.join();
   return most.load();
 }
 }  // namespace
@@ -399,13 +399,15 @@ TEST_F(GpuLock, ASandboxedGradesRunsShareOneExclusiveTurn) {
 }
 
 // Profiles that cannot use ncu's own lock take turns machine-wide on a file
-// beside the GPU's, one at a time, whichever process or thread asks; without a
-// GPU lock there is no turn.
+// beside the GPU's, one at a time, whichever process or thread asks; those that
+// can run a few at once (kProfilesAtOnce), never more; without a GPU lock
+// there is no turn.
 TEST_F(GpuLock, ProfilerTurnsAreOneAtATimeOnAFileBesideTheGpus) {
   set_process_gpu_lock(file);
-  EXPECT_EQ(most_at_once([] { return std::make_unique<ProfilerTurn>(GpuUse::exclusive); }), 1);
-  EXPECT_GT(most_at_once([] { return std::make_unique<ProfilerTurn>(GpuUse::shared); }), 1)
-      << "profiles that use ncu's own lock wait for none but a lone one";
+  EXPECT_EQ(most_at_once([] { return std::make_unique<ProfilerTurn>(GpuUse::exclusive); }, 5), 1);
+  EXPECT_EQ(most_at_once([] { return std::make_unique<ProfilerTurn>(GpuUse::shared); }, kProfilesAtOnce + 2),
+            kProfilesAtOnce)
+      << "profiles that use ncu's own lock wait for a lone one, or for kProfilesAtOnce others";
   const fs::path ncu = file.string() + ".ncu";
   EXPECT_EQ(fs::status(ncu).permissions() & fs::perms::all,
             fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
@@ -416,8 +418,14 @@ TEST_F(GpuLock, ProfilerTurnsAreOneAtATimeOnAFileBesideTheGpus) {
     EXPECT_TRUE(other_process_can_take(file, GpuUse::shared)) << "the profiler turn is not the GPU's";
   }
   EXPECT_TRUE(other_process_can_take(ncu, GpuUse::exclusive)) << "the turn was not given back";
+  {
+    const ProfilerTurn held(GpuUse::shared);
+    EXPECT_TRUE(other_process_can_take(ncu, GpuUse::shared)) << "a shared profiler turn is exclusive";
+    EXPECT_FALSE(other_process_can_take(ncu.string() + ".0", GpuUse::shared)) << "it holds no slot";
+  }
+  EXPECT_TRUE(other_process_can_take(ncu.string() + ".0", GpuUse::exclusive)) << "the slot was not given back";
   set_process_gpu_lock({});
   fs::remove(ncu);
-  { const ProfilerTurn none(GpuUse::exclusive); }
+  { const ProfilerTurn none(GpuUse::shared); }
   EXPECT_FALSE(fs::exists(ncu));
 }
