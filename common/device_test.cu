@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstring>
+#include <vector>
 
 #include "device_checks.cuh"
 #include "lab_api.cuh"
@@ -123,6 +125,28 @@ TEST(DeviceChecks, DigestChangesWithAnyByte) {
   write_value<<<1, 1>>>(d.data(), 1000, 0.5f);  // the last word, in the tail past whole 8-byte words
   CUDA_CHECK(cudaDeviceSynchronize());
   EXPECT_NE(device_digest(d.data(), d.bytes(), nullptr), before);
+}
+
+// The digest is the same sum however the GPU adds it up: here against the
+// host's, over many blocks' worth of words (each block adds its threads' sums
+// before its one atomic) and a tail of bytes.
+TEST(DeviceChecks, DigestIsTheHostsSumOverEveryWordAndByte) {
+  REQUIRE_GPU();
+  const std::size_t count = 4097 * 1024 + 3;  // floats: more words than 4096 blocks of 256 threads, and a tail
+  DeviceBuffer<float> d(count);
+  fill_uniform(d.data(), d.size(), 11, -1, 1);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<float> host = uniform_host(count, 11, -1, 1);
+  const auto* bytes = reinterpret_cast<const unsigned char*>(host.data());
+  const std::size_t total = count * sizeof(float), words = total / 8;
+  std::uint64_t want = 0;
+  for (std::size_t i = 0; i < words; ++i) {
+    std::uint64_t w = 0;
+    std::memcpy(&w, bytes + 8 * i, 8);
+    want += mix64(w ^ mix64(i));
+  }
+  for (std::size_t i = 8 * words; i < total; ++i) want += mix64((std::uint64_t(bytes[i]) << 56) ^ mix64(i));
+  EXPECT_EQ(device_digest(d.data(), d.bytes(), nullptr), want);
 }
 
 TEST(SharedMemory, ExportedBuffersAreUsableHereAndHandOverTheirDescriptors) {
