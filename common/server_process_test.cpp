@@ -89,7 +89,9 @@ TEST_F(ServerProcessTest, EachPauseStopsWhatStartedSinceTheLastAndResumeContinue
   ASSERT_GE(seen.size(), first + 2) << "no process started while the program ran";
   ASSERT_TRUE(p.pause());
   seen = descendants_of(::getpid());
-  for (pid_t q : seen) EXPECT_EQ(state_of(q), 'T') << q << " runs after the second pause";
+  // A zombie (a `sleep` that ended just before the pause, its shell stopped
+  // before reaping it) runs nothing either.
+  for (pid_t q : seen) EXPECT_TRUE(state_of(q) == 'T' || state_of(q) == 'Z') << q << " runs after the second pause";
   p.resume();
   std::vector<pid_t> busy;  // the loops: never stopped for long, never gone
   for (pid_t q : seen)
