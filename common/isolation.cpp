@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "hardware_queues.hpp"
+
 namespace fs = std::filesystem;
 
 namespace memlabs {
@@ -77,6 +79,8 @@ std::vector<std::string> submission_environment(const std::vector<std::string>& 
     if (starts_with(kv, "PATH=")) {
       env.push_back(kv);
       have_path = true;
+    } else if (starts_with(kv, std::string(kHardwareQueuesVariable) + "=")) {
+      continue;  // the driver's default for the program's own streams (hardware_queues.hpp)
     } else if (starts_with(kv, "LD_LIBRARY_PATH=") || starts_with(kv, "CUDA_") || starts_with(kv, "NVIDIA_")) {
       env.push_back(kv);
     }

@@ -44,6 +44,8 @@ std::vector<std::string> bwrap_command(const Isolation& isolation, const std::ve
 
 // The environment a submission's program gets: PATH, LANG and what CUDA needs to
 // find its driver and devices (LD_LIBRARY_PATH, CUDA_*, NVIDIA_*), nothing else.
+// Never CUDA_DEVICE_MAX_CONNECTIONS: the program's context gets the driver's
+// default queues, whoever runs the grade (hardware_queues.hpp).
 std::vector<std::string> submission_environment(const std::vector<std::string>& parent_environment);
 
 // Parses "--isolate MODE", "--hide DIR", "--cpu-seconds S", ... (as the grader

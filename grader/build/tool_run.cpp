@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "gpu_lock.hpp"
+#include "hardware_queues.hpp"
 #include "isolation.hpp"
 #include "sandbox.hpp"
 
@@ -94,6 +95,9 @@ RunnerOutcome call_tool(const ToolCall& call) {
   std::vector<std::string> parent;
   for (char** e = environ; *e; ++e) parent.emplace_back(*e);
   o.env = memlabs::submission_environment(parent);
+  // One hardware queue: the context starts sooner, and neither tool's checks
+  // depend on streams overlapping (hardware_queues.hpp).
+  o.env->push_back(memlabs::kOneHardwareQueue);
   // In a sandbox /tmp is a fresh one of the program's own, where no folder of
   // the grader's exists (ncu's injection in the program fails on one), and the
   // grade's one exclusive GPU turn keeps every other profile off the GPU: ncu

@@ -35,7 +35,8 @@ class ToolRun : public ::testing::Test {
                         << "\ntest -d \"$TMPDIR\" && echo yes > " << (dir / "existed").string()
                         << "\ncase \"$TMPDIR\" in /tmp/cuda-memory-labs-tmp-*) echo left > \"$TMPDIR/a-file\";; esac"
                         << "\nif flock -n -x " << ncu_turn << " true; then echo free; elif flock -n -s " << ncu_turn
-                        << " true; then echo shared; else echo alone; fi > " << (dir / "turn").string() << "\n";
+                        << " true; then echo shared; else echo alone; fi > " << (dir / "turn").string()
+                        << "\necho \"queues=$CUDA_DEVICE_MAX_CONNECTIONS\" > " << (dir / "queues").string() << "\n";
     fs::permissions(tool, fs::perms::owner_all);
     call.tool = {tool.string()};
     call.worker = dir / "worker";  // never run: the stand-in ignores it
@@ -138,6 +139,19 @@ TEST_F(ToolRun, ASanitizerRunTakesNoProfilerTurnAndKeepsTheUsualTmpdir) {
   EXPECT_TRUE(out.ok()) << out.message;
   EXPECT_EQ(said("tmpdir"), "/tmp");
   EXPECT_EQ(said("turn"), "free");
+}
+
+// A tool run's program asks for one hardware queue, whatever the grader's
+// own environment says (hardware_queues.hpp).
+TEST_F(ToolRun, AToolRunsProgramAsksForOneHardwareQueue) {
+  ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", "8", 1);
+  for (const bool profiles : {true, false}) {
+    call.profiles = profiles;
+    const RunnerOutcome out = call_tool(call);
+    EXPECT_TRUE(out.ok()) << out.message;
+    EXPECT_EQ(said("queues"), "queues=1") << (profiles ? "ncu" : "compute-sanitizer");
+  }
+  ::unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
 }
 
 }  // namespace
