@@ -200,8 +200,9 @@ ProcessGpuTurn::~ProcessGpuTurn() {
 
 namespace {
 // One of kProfilesAtOnce slot files beside `turn_file`, held alone; waits
-// (polling: a profile takes seconds) until one is free. Returns its descriptor.
-int take_profile_slot(const std::string& turn_file, const std::function<void()>& waiting) {
+// (polling: a profile takes seconds) until one is free, saying once who holds
+// them. Returns its descriptor.
+int take_profile_slot(const std::string& turn_file, const std::function<void(const std::string&)>& waiting) {
   std::vector<int> fds;
   try {
     for (int k = 0; k < kProfilesAtOnce; ++k)
@@ -217,7 +218,12 @@ int take_profile_slot(const std::string& turn_file, const std::function<void()>&
           if (j != k) ::close(fds[j]);
         return fds[k];
       }
-    if (!said) waiting();
+    if (!said) {
+      std::string holders;
+      for (int fd : fds)
+        if (const std::string h = lock_holder(fd); !h.empty()) holders += (holders.empty() ? "" : "; ") + h;
+      waiting(holders);
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
@@ -231,9 +237,10 @@ ProfilerTurn::ProfilerTurn(memlabs::GpuUse use) {
   if (use != memlabs::GpuUse::shared) return;
   const auto begin = std::chrono::steady_clock::now();
   bool waited = false;
-  slot_ = take_profile_slot(file, [&] {
+  slot_ = take_profile_slot(file, [&](const std::string& holders) {
     waited = true;
-    std::cerr << "waiting for ncu (" << kProfilesAtOnce << " other profiles are running)" << std::endl;
+    std::cerr << "waiting for ncu (" << kProfilesAtOnce << " other profiles are running"
+              << (holders.empty() ? "" : ": " + holders) << ")" << std::endl;
   });
   if (waited) note_phase("waiting for ncu (other profiles were running)", begin, std::chrono::steady_clock::now(), 1);
 }

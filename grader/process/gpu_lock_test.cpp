@@ -116,6 +116,32 @@ TEST_F(GpuLock, AWaitSaysWhoHoldsTheGpu) {
   EXPECT_GT(waited, 0.2);
 }
 
+// A profile waiting for one of the slots says who holds them, as a wait for
+// the GPU does.
+TEST_F(GpuLock, AProfileWaitingForASlotSaysWhoHoldsThem) {
+  set_process_gpu_lock(file);
+  const std::string ncu = file.string() + ".ncu";
+  std::vector<int> slots;
+  for (int k = 0; k < kProfilesAtOnce; ++k) {
+    slots.push_back(memlabs::open_lock_file(ncu + "." + std::to_string(k)));
+    ASSERT_EQ(::flock(slots.back(), LOCK_EX | LOCK_NB), 0);
+  }
+  std::thread done([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    for (int fd : slots) ::close(fd);
+  });
+  ::testing::internal::CaptureStderr();
+  { const ProfilerTurn turn(GpuUse::shared); }
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  done.join();
+  EXPECT_NE(
+      said.find(std::to_string(kProfilesAtOnce) + " other profiles are running: pid " + std::to_string(::getpid())),
+      std::string::npos)
+      << said;
+  EXPECT_NE(said.find("user "), std::string::npos) << said;
+  set_process_gpu_lock({});
+}
+
 // The defect this replaces: each course copy had a lock of its own, so two
 // students on one server timed at the same moment.
 TEST_F(GpuLock, UsersTakeTurnsOnOneFileWhoeverMadeIt) {
