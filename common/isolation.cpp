@@ -1,6 +1,7 @@
 #include "isolation.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>  // environ
 
 #include <algorithm>
 #include <cstdlib>
@@ -70,6 +71,12 @@ std::vector<std::string> bwrap_command(const Isolation& iso, const std::vector<s
                      writable.empty() ? "/tmp" : canonical(writable.front()), "--"});
   a.insert(a.end(), program_argv.begin(), program_argv.end());
   return a;
+}
+
+std::vector<std::string> this_process_environment() {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  return env;
 }
 
 std::vector<std::string> submission_environment(const std::vector<std::string>& parent) {

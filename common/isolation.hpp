@@ -42,6 +42,9 @@ std::vector<std::string> bwrap_command(const Isolation& isolation, const std::ve
                                        const std::vector<std::string>& writable,
                                        const std::vector<std::string>& program_argv, bool under_tool = false);
 
+// This process's environment, as NAME=VALUE entries.
+std::vector<std::string> this_process_environment();
+
 // The environment a submission's program gets: PATH, LANG and what CUDA needs to
 // find its driver and devices (LD_LIBRARY_PATH, CUDA_*, NVIDIA_*), nothing else.
 // Never CUDA_DEVICE_MAX_CONNECTIONS: the program's context gets the driver's

@@ -15,8 +15,6 @@
 #include <filesystem>
 #include <stdexcept>
 
-extern char** environ;
-
 namespace fs = std::filesystem;
 
 namespace memlabs::server_detail {
@@ -80,9 +78,7 @@ void prepare_launch(const SpawnOptions& o, ChildLaunch& p, std::string& copied_p
     bwrap = true;
   }
   p.argv_s = argv;
-  std::vector<std::string> parent_env;
-  for (char** e = environ; *e; ++e) parent_env.emplace_back(*e);
-  p.env_s = o.untrusted ? submission_environment(parent_env) : parent_env;
+  p.env_s = o.untrusted ? submission_environment(this_process_environment()) : this_process_environment();
   for (auto& s : p.argv_s) p.argv.push_back(s.data());
   p.argv.push_back(nullptr);
   for (auto& s : p.env_s) p.envp.push_back(s.data());

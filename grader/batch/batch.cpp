@@ -5,7 +5,7 @@
 // result files are batch_results.cpp's.
 #include "batch.hpp"
 
-#include <unistd.h>  // environ, among others
+#include <unistd.h>  // getuid
 
 #include <algorithm>
 #include <atomic>
@@ -35,8 +35,7 @@ std::vector<std::string> scrubbed_environment(const fs::path& home, const BatchS
   std::vector<std::string> env = {"HOME=" + home.string(), "TMPDIR=" + home.string(), "LANG=C", "LC_ALL=C"};
   const char* path = std::getenv("PATH");
   env.push_back(std::string("PATH=") + (path ? path : "/usr/local/bin:/usr/bin:/bin"));
-  for (char** e = environ; *e; ++e) {
-    const std::string kv = *e;
+  for (const auto& kv : memlabs::this_process_environment()) {
     // GRADER_GPU_LOCK_DIR: the child must take its GPU turns where every other grade does.
     if (starts_with(kv, "CUDA_") || starts_with(kv, "NVIDIA_") || starts_with(kv, "LD_LIBRARY_PATH=") ||
         starts_with(kv, std::string(kGpuLockDirVar) + "="))

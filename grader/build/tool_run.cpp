@@ -1,7 +1,5 @@
 #include "tool_run.hpp"
 
-#include <unistd.h>  // environ (declared with C linkage: a C++ declaration of our own clashes in a unity batch)
-
 #include <cerrno>
 #include <cstring>
 #include <mutex>
@@ -92,9 +90,7 @@ RunnerOutcome call_tool(const ToolCall& call) {
   o.cancel = call.cancel;
   o.stdout_file = call.work_dir / "stdout.txt";
   o.stderr_file = call.work_dir / "stderr.txt";
-  std::vector<std::string> parent;
-  for (char** e = environ; *e; ++e) parent.emplace_back(*e);
-  o.env = memlabs::submission_environment(parent);
+  o.env = memlabs::submission_environment(memlabs::this_process_environment());
   // One hardware queue: the context starts sooner, and neither tool's checks
   // depend on streams overlapping (hardware_queues.hpp).
   o.env->push_back(memlabs::kOneHardwareQueue);

@@ -1,10 +1,10 @@
 #include "child_grade.hpp"
 
-#include <unistd.h>  // environ
-
+#include <algorithm>
 #include <stdexcept>
 
 #include "child_process.hpp"
+#include "isolation.hpp"
 #include "text.hpp"
 
 namespace fs = std::filesystem;
@@ -35,9 +35,10 @@ GradeReport grade_in_child(const ChildGradeCall& call) {
   o.timeout_s = call.timeout_s;
   o.max_file_bytes = 0;  // a trusted program: the grader itself
   if (!call.visible_gpu.empty()) {
-    std::vector<std::string> env;
-    for (char** e = environ; *e; ++e)
-      if (std::string(*e).rfind("CUDA_VISIBLE_DEVICES=", 0) != 0) env.emplace_back(*e);
+    std::vector<std::string> env = memlabs::this_process_environment();
+    env.erase(std::remove_if(env.begin(), env.end(),
+                             [](const std::string& kv) { return kv.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0; }),
+              env.end());
     env.push_back("CUDA_VISIBLE_DEVICES=" + call.visible_gpu);
     o.env = std::move(env);
   }
