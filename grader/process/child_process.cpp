@@ -181,41 +181,76 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 // Every child run_child started and has not reaped yet: any other child of
-// this process is an orphan it adopted (see become_subreaper).
+// this process is an orphan it adopted (see become_subreaper). A fork and its
+// entry here happen under one hold of the mutex, as do a reap and its removal,
+// so a sweep in another thread never takes a child just forked for an orphan
+// (it once killed a compile of another thread before its first line of
+// output), nor a pid just freed and given to a stranger.
 std::mutex g_children_mutex;
 std::set<pid_t> g_children;
+
+// One sweep at a time: only a sweep reaps orphans, so a pid it has killed
+// stays an unreaped zombie, and never a stranger's, until that sweep reaps it.
+std::mutex g_sweep_mutex;
+
+// The parent of a process, or -1 when it is gone.
+long parent_of(const std::string& pid) {
+  std::ifstream in("/proc/" + pid + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return -1;
+  const auto close = line.rfind(')');
+  if (close == std::string::npos || close + 2 > line.size()) return -1;
+  char state = 0;
+  long ppid = -1;
+  std::istringstream rest(line.substr(close + 2));
+  rest >> state >> ppid;
+  return ppid;
+}
 
 // Kills and reaps the processes this one adopted: what a program left behind
 // by setsid or a double fork, which its process group's kill cannot reach.
 void sweep_adopted_orphans() {
-  const pid_t self = ::getpid();
+  const std::lock_guard<std::mutex> one_sweep(g_sweep_mutex);
+  const long self = ::getpid();
   for (int pass = 0; pass < 50; ++pass) {
-    std::vector<pid_t> orphans;
+    std::vector<std::string> children;  // read without the lock: /proc is long, forks must not wait on it
     std::error_code ec;
     for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
       const std::string name = it->path().filename().string();
       if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
-      std::ifstream in(it->path() / "stat");
-      std::string line;
-      if (!std::getline(in, line)) continue;
-      const auto close = line.rfind(')');
-      if (close == std::string::npos) continue;
-      char state = 0;
-      long ppid = 0;
-      std::istringstream rest(line.substr(close + 2));
-      rest >> state >> ppid;
-      const pid_t pid = static_cast<pid_t>(std::atol(name.c_str()));
-      if (ppid != self) continue;
+      if (parent_of(name) == self) children.push_back(name);
+    }
+    std::vector<pid_t> orphans;
+    {
+      // Under the lock, a child not in g_children that is still ours is an
+      // orphan: run_child's own children are entered with their fork.
       std::lock_guard<std::mutex> lock(g_children_mutex);
-      if (!g_children.count(pid)) orphans.push_back(pid);
+      for (const std::string& name : children) {
+        const pid_t pid = static_cast<pid_t>(std::atol(name.c_str()));
+        if (g_children.count(pid) || parent_of(name) != self) continue;
+        ::kill(pid, SIGKILL);
+        orphans.push_back(pid);
+      }
     }
     if (orphans.empty()) return;
-    for (pid_t p : orphans) ::kill(p, SIGKILL);
     for (pid_t p : orphans) {
       int status;
       ::waitpid(p, &status, 0);
     }
   }
+}
+
+// Reaps a child of run_child's that has exited (has_exited said so, so this
+// does not block) and removes it from g_children in the same hold of the lock.
+bool reap(pid_t pid, int* status = nullptr) {
+  std::lock_guard<std::mutex> lock(g_children_mutex);
+  int st = 0;
+  pid_t r;
+  do r = ::waitpid(pid, &st, 0);
+  while (r < 0 && errno == EINTR);
+  g_children.erase(pid);
+  if (status) *status = st;
+  return r == pid;
 }
 
 }  // namespace
@@ -284,8 +319,11 @@ ChildResult run_child(const ChildOptions& o) {
   const Fd report_read(report[0]);
 
   InterruptHandlers handlers;  // before fork: no window where Ctrl-C is lost
+  std::unique_lock<std::mutex> entering(g_children_mutex);  // the fork and its entry in g_children are one step
   const pid_t pid = ::fork();
   if (pid == 0) exec_child(p, report[1]);
+  if (pid > 0) g_children.insert(pid);
+  entering.unlock();
   ::close(report[1]);
   if (capture_read.get() >= 0) {
     // Only the child may hold the write end, or the pipe never reaches end of file.
@@ -298,19 +336,14 @@ ChildResult run_child(const ChildOptions& o) {
   }
   ::setpgid(pid, pid);  // also here, so the group exists before we might kill it
   result.pid = pid;
-  {
-    std::lock_guard<std::mutex> lock(g_children_mutex);
-    g_children.insert(pid);
-  }
 
   int failure[2];
   ssize_t got;
   do got = ::read(report_read.get(), failure, sizeof failure);
   while (got < 0 && errno == EINTR);
   if (got == static_cast<ssize_t>(sizeof failure)) {
-    int status;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    has_exited(pid, /*block=*/true);
+    reap(pid);
     result.start_error = stage_message(failure[0], o) + ": " + std::strerror(failure[1]);
     result.wall_s = seconds_since(t0);
     return result;
@@ -358,16 +391,10 @@ ChildResult run_child(const ChildOptions& o) {
   // Whatever the program left running in its group goes with it.
   ::kill(-pid, SIGKILL);
   int status = 0;
-  pid_t reaped;
-  do reaped = ::waitpid(pid, &status, 0);
-  while (reaped < 0 && errno == EINTR);
-  {
-    std::lock_guard<std::mutex> lock(g_children_mutex);
-    g_children.erase(pid);
-  }
+  const bool reaped = reap(pid, &status);
   sweep_adopted_orphans();
   result.wall_s = seconds_since(t0);
-  if (reaped != pid) return result;  // someone else reaped it (SIGCHLD ignored): no status to report
+  if (!reaped) return result;  // someone else reaped it (SIGCHLD ignored): no status to report
 
   const bool our_kill = killed && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
   if (!our_kill) result.timed_out = result.cancelled = false;  // it ended on its own just before

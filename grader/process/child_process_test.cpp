@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -285,6 +286,44 @@ TEST_F(ChildProcess, ThreadsRunChildrenSideBySide) {
     });
   for (auto& t : threads) t.join();
   for (int i = 0; i < 4; ++i) EXPECT_EQ(results[i].exit_code, i);
+}
+
+// A daemon leaves the child's process group (the pause lets it get out before
+// the program ends), so the group's kill misses it; as a subreaper the grader
+// adopts it, and the run's sweep ends it.
+TEST_F(ChildProcess, AnOrphanLeftBySetsidIsSweptUp) {
+  become_subreaper();
+  const fs::path late = dir_ / "late";
+  const auto r = run_child(shell("setsid sh -c 'sleep 1; echo late > " + late.string() + "' & sleep 0.3; exit 0"));
+  ASSERT_TRUE(r.exited) << r.describe();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_FALSE(fs::exists(late)) << "a daemon outlived its run";
+}
+
+// Each run sweeps up the orphans it adopted; another thread's child, forked a
+// moment before and not yet reaped, is no orphan and must run to its end (a
+// sweep once killed such a child before it printed a line).
+TEST_F(ChildProcess, ASweepNeverTakesAnotherThreadsChildForAnOrphan) {
+  constexpr int kThreads = 8, kRuns = 40;
+  std::atomic<int> wrong{0};
+  std::string first_wrong;
+  std::mutex first_wrong_mutex;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i)
+    threads.emplace_back([&, i] {
+      for (int run = 0; run < kRuns; ++run) {
+        ChildOptions o;
+        o.argv = {"sh", "-c", "exit " + std::to_string(i + 1)};
+        const ChildResult r = run_child(o);
+        if (r.exited && r.exit_code == i + 1) continue;
+        if (wrong++ == 0) {
+          const std::lock_guard<std::mutex> hold(first_wrong_mutex);
+          first_wrong = r.describe();
+        }
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0) << "of " << kThreads * kRuns << " runs; the first: " << first_wrong;
 }
 
 }  // namespace
