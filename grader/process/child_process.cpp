@@ -319,7 +319,8 @@ ChildResult run_child(const ChildOptions& o) {
   const Fd report_read(report[0]);
 
   InterruptHandlers handlers;  // before fork: no window where Ctrl-C is lost
-  std::unique_lock<std::mutex> entering(g_children_mutex);  // the fork and its entry in g_children are one step
+  // The fork and its entry in g_children are one step for any sweep.
+  std::unique_lock<std::mutex> entering(g_children_mutex);
   const pid_t pid = ::fork();
   if (pid == 0) exec_child(p, report[1]);
   if (pid > 0) g_children.insert(pid);
