@@ -36,7 +36,7 @@ std::mutex& entry_turn(const fs::path& dir) {
 }
 
 std::string unique_suffix() {
-  static std::mt19937_64 rng{std::random_device{}()};
+  thread_local std::mt19937_64 rng{std::random_device{}()};  // builds of several threads ask at once
   return std::to_string(getpid()) + "-" + std::to_string(rng() % 1000000000);
 }
 
