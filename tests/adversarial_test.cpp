@@ -52,16 +52,29 @@ std::vector<std::string> lines_after(const std::string& text, const std::string&
   return out;
 }
 
-// The file as graded: @COURSE_ROOT@ replaced, under the attack's own name.
-fs::path materialise(const Fixture& f) {
-  const fs::path dir = fs::temp_directory_path() / ("adversarial-" + std::to_string(getpid()));
-  fs::create_directories(dir / f.lab);
-  std::string text = read(f.file);
-  for (std::size_t at; (at = text.find("@COURSE_ROOT@")) != std::string::npos;) text.replace(at, 13, kRoot.string());
-  const fs::path out = dir / f.lab / f.file.filename();
-  std::ofstream(out, std::ios::binary) << text;
-  return out;
-}
+// The file as graded: @COURSE_ROOT@ replaced, under the attack's own name, in
+// a folder of this test's own that goes with it.
+class Materialised {
+ public:
+  explicit Materialised(const Fixture& f)
+      : dir_(fs::temp_directory_path() / ("adversarial-" + std::to_string(getpid()))) {
+    fs::create_directories(dir_ / f.lab);
+    std::string text = read(f.file);
+    for (std::size_t at; (at = text.find("@COURSE_ROOT@")) != std::string::npos;) text.replace(at, 13, kRoot.string());
+    file_ = dir_ / f.lab / f.file.filename();
+    std::ofstream(file_, std::ios::binary) << text;
+  }
+  ~Materialised() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  Materialised(const Materialised&) = delete;
+  Materialised& operator=(const Materialised&) = delete;
+  std::string file() const { return file_.string(); }
+
+ private:
+  fs::path dir_, file_;
+};
 
 std::string shown_anywhere(const course_runs::GraderRun& g, const Fixture& f) {
   const std::string everything = g.raw + g.err;
@@ -103,7 +116,8 @@ class StaticAttack : public ::testing::TestWithParam<Fixture> {};
 TEST_P(StaticAttack, StaticVerdict) {
   const Fixture& f = GetParam();
   const auto e = grader::read_expectation(f.file);
-  const auto g = run_grader({"grade", f.lab, "--submission", materialise(f).string()}, true, isolated_environment());
+  const Materialised submission(f);
+  const auto g = run_grader({"grade", f.lab, "--submission", submission.file()}, true, isolated_environment());
   ASSERT_TRUE(g.out.is_object()) << g.raw << g.err;
   EXPECT_EQ(grader::static_verdict_mismatch(g.out, g.exit_code, e), "") << f.file;
   EXPECT_EQ(shown_anywhere(g, f), "") << f.file;
@@ -114,7 +128,8 @@ class GpuAttack : public ::testing::TestWithParam<Fixture> {};
 TEST_P(GpuAttack, Verdict) {
   REQUIRE_GPU();
   const Fixture& f = GetParam();
-  const auto g = run_grader({"grade", f.lab, "--submission", materialise(f).string()}, false, isolated_environment());
+  const Materialised submission(f);
+  const auto g = run_grader({"grade", f.lab, "--submission", submission.file()}, false, isolated_environment());
   ASSERT_TRUE(g.out.is_object()) << g.raw << g.err;
   EXPECT_EQ(grader::verdict_mismatch(g.out, g.exit_code, grader::read_expectation(f.file)), "") << f.file;
   EXPECT_EQ(shown_anywhere(g, f), "") << f.file;
