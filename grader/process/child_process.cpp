@@ -189,8 +189,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 std::mutex g_children_mutex;
 std::set<pid_t> g_children;
 
-// One sweep at a time: only a sweep reaps orphans, so a pid it has killed
-// stays an unreaped zombie, and never a stranger's, until that sweep reaps it.
+// One sweep kills and reaps at a time: only a sweep reaps orphans, so a pid it
+// has killed stays an unreaped zombie, and never a stranger's, until that sweep
+// reaps it. Reading /proc needs no turn: each sweep checks again under the lock.
 std::mutex g_sweep_mutex;
 
 // The parent of a process, or -1 when it is gone.
@@ -210,10 +211,9 @@ long parent_of(const std::string& pid) {
 // Kills and reaps the processes this one adopted: what a program left behind
 // by setsid or a double fork, which its process group's kill cannot reach.
 void sweep_adopted_orphans() {
-  const std::lock_guard<std::mutex> one_sweep(g_sweep_mutex);
   const long self = ::getpid();
   for (int pass = 0; pass < 50; ++pass) {
-    std::vector<std::string> children;  // read without the lock: /proc is long, forks must not wait on it
+    std::vector<std::string> children;
     std::error_code ec;
     for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
       const std::string name = it->path().filename().string();
@@ -221,6 +221,7 @@ void sweep_adopted_orphans() {
       if (parent_of(name) == self) children.push_back(name);
     }
     std::vector<pid_t> orphans;
+    const std::lock_guard<std::mutex> one_sweep(g_sweep_mutex);
     {
       // Under the lock, a child not in g_children that is still ours is an
       // orphan: run_child's own children are entered with their fork.
