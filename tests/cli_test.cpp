@@ -1,6 +1,7 @@
 // The grader's command line as a newcomer meets it, by the real binary: a
 // mistyped command gets a suggestion, `grader help` lists the commands, a bad
-// argument under --json is a JSON error, a made-up --arch is refused, and a
+// argument under --json is a JSON error, a number option takes only a finite
+// number in its range, a seed is read as printed, a made-up --arch is refused, and a
 // grade says plainly what ran (no GPU: the static checks pass or not; a failed
 // build grades nothing; --timings says where the time went). A class copy with
 // a hint penalty shows no paid hint without the student's agreement.
@@ -116,6 +117,54 @@ TEST(Cli, ABadArgumentUnderJsonIsAJsonError) {
   ASSERT_TRUE(j.is_object()) << "not JSON: " << r.out;
   EXPECT_EQ(j["schema"], "cuda-memory-labs/error/1");
   EXPECT_NE(j["error"].get<std::string>().find("--no-such-option"), std::string::npos) << j.dump();
+}
+
+// A number option holds a finite number in its range, or the command stops
+// before doing anything and names the option: a NaN or infinite --cap would
+// never end a timing, a NaN --hint-penalty would put NaN in a gradebook, and
+// "--seed -5" once became seed 18446744073709551611.
+TEST(Cli, ANumberOptionRefusesWhatIsNotAFiniteNumberInItsRange) {
+  const std::vector<std::vector<std::string>> bad = {
+      {"grade", "lab07", "--seed", "banana"},
+      {"grade", "lab07", "--seed", "-5"},
+      {"grade", "lab07", "--seed", "12abc"},
+      {"grade", "lab07", "--seed", "18446744073709551616"},
+      {"grade", "lab07", "--cap", "nan"},
+      {"grade", "lab07", "--cap", "inf"},
+      {"grade", "lab07", "--cap", "0"},
+      {"grade", "lab07", "--decide-margin", "nan"},
+      {"check", "lab07", "--cap", "-1"},
+      {"bench", "lab07", "--seed", "0xZZ"},
+      {"batch", "class", "--lab", "lab07", "--hint-penalty", "nan"},
+      {"batch", "class", "--lab", "lab07", "--jobs", "0"},
+      {"gradescope", "--lab", "lab07", "--hint-penalty", "inf"},
+      {"gradescope", "--lab", "lab07", "--timeout", "nan"},
+      {"collect", "out", "--lab", "lab07", "--hint-penalty", "-1"},
+      {"publish", "--out", "copy", "--hint-penalty", "nan"},
+  };
+  for (const auto& args : bad) {
+    std::string line;
+    for (const auto& a : args) line += " " + a;
+    const auto r = run(args);
+    EXPECT_EQ(r.exit_code, 2) << line << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find(args[args.size() - 2] + ":"), std::string::npos) << line << ": names the option\n" << r.err;
+    EXPECT_NE(r.err.find(args.back()), std::string::npos) << line << ": quotes the value\n" << r.err;
+  }
+  const auto step = run({"hint", "lab07", "--step", "0"});
+  EXPECT_EQ(step.exit_code, 2) << step.out << step.err;
+  EXPECT_NE(step.err.find("no step 0"), std::string::npos) << "not the current step's hint:\n" << step.out << step.err;
+}
+
+// A seed is read as a grade prints it: decimal even with leading zeros, or hex after 0x.
+TEST(Cli, ASeedIsReadAsAGradePrintsIt) {
+  REQUIRE_NVCC();
+  const std::string skeleton = (kRoot / "labs" / kLab / "kernel.cu").string();
+  for (const auto& [typed, printed] :
+       {std::pair<std::string, std::string>{"010", "seed 10\n"}, {"0x1F", "seed 31\n"}}) {
+    const auto r = run({"--no-color", "grade", "lab07", "--submission", skeleton, "--seed", typed});
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_NE(r.out.find(printed), std::string::npos) << typed << ":\n" << r.out;
+  }
 }
 
 TEST(Cli, AnArchitectureNvccCannotBuildIsRefused) {

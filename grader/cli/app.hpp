@@ -1,5 +1,6 @@
 // What every subcommand shares: the global options and exit codes
-// (options.hpp), and the table of subcommands (one file each: cmd_<name>.cpp).
+// (options.hpp), the checks of numeric options (number_checks.hpp), and the
+// table of subcommands (one file each: cmd_<name>.cpp).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "number_checks.hpp"
 #include "options.hpp"
 
 namespace grader {

@@ -112,7 +112,6 @@ int run_slurm_batch_command(const BatchCommandOptions& o, const GlobalOptions& g
 
 // Refused before anything is built.
 void check_batch_options(const BatchCommandOptions& o) {
-  if (o.hint_penalty < 0) throw CourseError("--hint-penalty must be >= 0, got " + std::to_string(o.hint_penalty));
   if (o.isolation != "auto" && o.isolation != "bwrap" && o.isolation != "rlimits")
     throw CourseError("--isolation must be auto, bwrap or rlimits, got \"" + o.isolation + "\"");
 }
@@ -242,9 +241,11 @@ Command batch_command() {
         auto o = std::make_shared<BatchCommandOptions>();
         sub.add_option("submissions", o->submissions, "folder of submissions: <id>/kernel.cu or <id>.cu")->required();
         sub.add_option("--lab", o->lab, "the lab they are for: lab07, 7, bank-conflicts")->required();
-        sub.add_option("--jobs,-j", o->jobs, "parallel builds (default: the number of CPU cores)");
+        sub.add_option("--jobs,-j", o->jobs, "parallel builds (default: the number of CPU cores)")
+            ->check(CLI::Range(1, 1024));
         sub.add_option("--out", o->out, "where results and gradebooks go (default: ./grades-LAB)");
-        sub.add_option("--hint-penalty", o->hint_penalty, "points off per hint used, never below 0 (default 0)");
+        sub.add_option("--hint-penalty", o->hint_penalty, "points off per hint used, never below 0 (default 0)")
+            ->check(points_per_hint());
         sub.add_option("--isolation", o->isolation, "auto (bwrap when it works), bwrap or rlimits");
         sub.add_option("--timeout", o->timeout_s, "seconds per submission, all steps together (default 1800)");
         sub.add_flag("--all", o->all, "grade every step, also after one fails");

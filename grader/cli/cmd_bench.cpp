@@ -233,7 +233,7 @@ int run_bench(const BenchOptions& o, const GlobalOptions& g) {
     Activity a("building " + std::to_string(sources.size()) + " kernels");
     return s.builder->build(sources);
   }();
-  const std::uint64_t seed = o.seed.empty() ? std::random_device{}() : std::stoull(o.seed, nullptr, 0);
+  const std::uint64_t seed = o.seed.empty() ? std::random_device{}() : parse_seed(o.seed).value();
   const fs::path run_dir = s.new_run_dir("bench-" + lab.id);
 
   std::vector<Row> rows;
@@ -266,8 +266,9 @@ Command bench_command() {
             sub.add_option("lab", o->lab, "the lab")->required();
             sub.add_option("--candidate", o->candidates, "another kernel.cu to time (repeatable)");
             sub.add_option("--out", o->out, "markdown file whose section for this lab is (re)written");
-            sub.add_option("--seed", o->seed, "input seed");
-            sub.add_option("--cap", o->cap_s, "seconds of timing per case and kernel (default 3)");
+            sub.add_option("--seed", o->seed, "input seed")->check(seed_number());
+            sub.add_option("--cap", o->cap_s, "seconds of timing per case and kernel (default 3)")
+                ->check(number_between(0.1, 600, "seconds"));
             return [o, &g] { return run_bench(*o, g); };
           }};
 }

@@ -193,7 +193,8 @@ Command check_command() {
             sub.add_flag("--write-lessons", o->write_lessons,
                          "first write each lesson's lists of checks (from lab.json) and measured tables (from "
                          "docs/measurements)");
-            sub.add_option("--cap", o->cap_s, "seconds of timing per case on the GPU (default 3)");
+            sub.add_option("--cap", o->cap_s, "seconds of timing per case on the GPU (default 3)")
+                ->check(number_between(0.1, 600, "seconds"));
             sub.add_option("--jobs", o->jobs,
                            "grades at once (default: half the cores, 2 to 8 for each GPU; the grades spread over every "
                            "visible GPU)")

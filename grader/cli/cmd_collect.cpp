@@ -116,7 +116,8 @@ Command collect_command() {
             sub.add_option("out", o->out, "the --out folder of `grader batch --slurm`")->required();
             sub.add_option("--lab", o->lab, "the lab graded: lab07, 7, bank-conflicts")->required();
             sub.add_option("--hint-penalty", o->hint_penalty,
-                           "points off per hint used (default: the one given to batch)");
+                           "points off per hint used (default: the one given to batch)")
+                ->check(points_per_hint());
             return [o, &g] { return run_collect(*o, g); };
           }};
 }

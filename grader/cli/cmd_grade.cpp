@@ -32,7 +32,7 @@ int run_grade(const GradeCommandOptions& o, const GlobalOptions& g) {
     go.submission = std::filesystem::absolute(o.submission);
     if (!std::filesystem::is_regular_file(*go.submission)) throw CourseError("no submission file at " + o.submission);
   }
-  if (!o.seed.empty()) go.seed = std::stoull(o.seed, nullptr, 0);
+  if (!o.seed.empty()) go.seed = parse_seed(o.seed).value();  // seed_number() let only a seed through
   go.all_steps = o.all;
   go.cap_s = o.cap_s;
   go.sanitize = o.sanitize;
@@ -71,14 +71,16 @@ Command grade_command() {
             sub.add_option("lab", o->lab, "lab07, 7, bank-conflicts or lab07-bank-conflicts")->required();
             sub.add_option("--submission", o->submission,
                            "grade this file instead of the lab's kernel.cu (progress is not recorded)");
-            sub.add_option("--seed", o->seed, "reuse the inputs of an earlier grade (its seed is printed)");
+            sub.add_option("--seed", o->seed, "reuse the inputs of an earlier grade (its seed is printed)")
+                ->check(seed_number());
             sub.add_flag("--all", o->all, "grade every step, also after one fails");
             sub.add_flag("--sanitize", o->sanitize,
                          "also run compute-sanitizer (memcheck, racecheck, synccheck, initcheck) in every step that "
                          "checks correctness");
             sub.add_flag("--timings", o->timings,
                          "after the report, list where the grade's time went (build, each run, each tool)");
-            sub.add_option("--cap", o->cap_s, "seconds of timing per case before deciding (default 3)");
+            sub.add_option("--cap", o->cap_s, "seconds of timing per case before deciding (default 3)")
+                ->check(number_between(0.1, 600, "seconds"));
             sub.add_flag("--fresh", o->fresh,
                          "run ncu and compute-sanitizer again even where this very program was checked by an "
                          "earlier grade (their reports are kept and reused otherwise)");
@@ -94,7 +96,7 @@ Command grade_command() {
                            "time each case until its interval is also clear of every threshold times this "
                            "(default 1); the verdict still reads the threshold (grader check grades its "
                            "solutions so, for the thresholds' margins)")
-                ->check(CLI::Range(1.0, 10.0));
+                ->check(number_between(1, 10, ""));
             return [o, &g] { return run_grade(*o, g); };
           }};
 }

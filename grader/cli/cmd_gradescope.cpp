@@ -50,7 +50,6 @@ std::string find_kernel(const fs::path& dir, fs::path& found) {
 }
 
 int run_gradescope(const GradescopeOptions& o, const GlobalOptions& g) {
-  if (o.hint_penalty < 0) throw CourseError("--hint-penalty must be >= 0");
   const fs::path dir = fs::absolute(o.submission_dir);
   if (!fs::is_directory(dir)) throw CourseError("no submission folder at " + dir.string());
   Session session = Session::open(g);
@@ -119,9 +118,11 @@ Command gradescope_command() {
         sub.add_option("--lab", o->lab, "the lab of this assignment: lab07, 7, bank-conflicts")->required();
         sub.add_option("--submission-dir", o->submission_dir, "the uploaded files (default /autograder/submission)");
         sub.add_option("--results", o->results, "where results.json goes (default /autograder/results/results.json)");
-        sub.add_option("--hint-penalty", o->hint_penalty, "points off per hint used, never below 0 (default 0)");
+        sub.add_option("--hint-penalty", o->hint_penalty, "points off per hint used, never below 0 (default 0)")
+            ->check(points_per_hint());
         sub.add_option("--isolation", o->isolation, "auto (bwrap when it works), bwrap or rlimits");
-        sub.add_option("--timeout", o->timeout_s, "seconds for the whole grade (default 1800)");
+        sub.add_option("--timeout", o->timeout_s, "seconds for the whole grade (default 1800)")
+            ->check(number_between(1, 86400, "seconds"));
         return [o, &g] { return run_gradescope(*o, g); };
       }};
 }

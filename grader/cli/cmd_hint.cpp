@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "app.hpp"
 #include "course.hpp"
@@ -21,7 +22,7 @@ namespace {
 
 struct HintOptions {
   std::string lab;
-  int step = 0;
+  std::optional<int> step;  // --step 0 is a step that does not exist, not "the current one"
   bool yes = false;
 };
 
@@ -86,8 +87,8 @@ void print_hints(const LabInfo& lab, const Step& step, const std::vector<std::st
 // (nullptr when every step passes).
 const Step* step_for_hint(const HintOptions& o, const Manifest& m, const LabInfo& lab, const ProgressStore& store) {
   if (o.step) {
-    if (const Step* s = m.find_step(o.step)) return s;
-    throw CourseError(lab.id + " has no step " + std::to_string(o.step) + " (it has 1.." +
+    if (const Step* s = m.find_step(*o.step)) return s;
+    throw CourseError(lab.id + " has no step " + std::to_string(*o.step) + " (it has 1.." +
                       std::to_string(m.steps.size()) + ")");
   }
   const LabProgress* p = store.find(lab.id);

@@ -86,7 +86,8 @@ Command publish_command() {
             sub.add_flag("--force", o->force, "replace DIR if it is an earlier published copy (or an empty folder)");
             sub.add_option("--hint-penalty", o->hint_penalty,
                            "points off per hint shown in this class: stated in the copy's README and by grader hint "
-                           "(use the same number with grader batch)");
+                           "(use the same number with grader batch)")
+                ->check(points_per_hint());
             return [o, &g] { return run_publish(*o, g); };
           }};
 }
