@@ -61,7 +61,7 @@ int run_list(const GlobalOptions& g) {
   }
   for (const auto& w : warnings) std::cout << Style::yellow("note: ") << w << "\n";
   std::cout << render_lab_list(entries, Style::unicode());
-  std::cout << Style::dim("\ngrade a lab: grader lab07 · a hint: grader hint lab07") << "\n";
+  std::cout << Style::dim("\n" + next_commands(entries)) << "\n";
   return kExitPass;
 }
 

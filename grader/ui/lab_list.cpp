@@ -64,4 +64,12 @@ std::string render_lab_list(const std::vector<LabListEntry>& labs, bool unicode)
   return out;
 }
 
+std::string next_commands(const std::vector<LabListEntry>& labs) {
+  for (const auto& l : labs)
+    if (l.error.empty() && l.next_step > 0) return "next: grader " + l.id + " · a hint: grader hint " + l.id;
+  for (const auto& l : labs)
+    if (!l.error.empty()) return "see what is wrong with " + l.id + ": grader grade " + l.id;
+  return labs.empty() ? "this course has no labs" : "every step passes: grader LAB grades a lab again";
+}
+
 }  // namespace grader

@@ -20,4 +20,8 @@ struct LabListEntry {
 // blocks, else x and '#'); colour as Style says.
 std::string render_lab_list(const std::vector<LabListEntry>& labs, bool unicode);
 
+// What to type next, for the first lab not done: "grader lab02" and its hint.
+// It names a lab this course has (a class copy may hold only some).
+std::string next_commands(const std::vector<LabListEntry>& labs);
+
 }  // namespace grader

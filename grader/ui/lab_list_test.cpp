@@ -63,3 +63,17 @@ TEST(LabList, EveryStepPassedIsAHundredPercent) {
 TEST(LabList, AnEmptyCourseStillHasATotal) {
   EXPECT_EQ(render_lab_list({}, true), "\n      course  0/0 steps  ░░░░░░░░  0 % · 0 of 0 labs done\n");
 }
+
+TEST(LabList, TheNextCommandsNameTheFirstLabNotDone) {
+  EXPECT_EQ(next_commands(course()), "next: grader lab01 · a hint: grader hint lab01");
+  // A class copy of lab02 alone names lab02, not a lab it does not have.
+  EXPECT_EQ(next_commands({lab("lab02", "Global memory", 0, 3, 1, "Coalesce")}),
+            "next: grader lab02 · a hint: grader hint lab02");
+  LabListEntry broken;
+  broken.id = "lab09";
+  broken.error = "lab.json: expected an object";
+  EXPECT_EQ(next_commands({lab("lab00", "Know your GPU", 3, 3), broken}),
+            "see what is wrong with lab09: grader grade lab09");
+  EXPECT_EQ(next_commands({lab("lab00", "Know your GPU", 3, 3)}), "every step passes: grader LAB grades a lab again");
+  EXPECT_EQ(next_commands({}), "this course has no labs");
+}
