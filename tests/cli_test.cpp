@@ -3,8 +3,9 @@
 // argument under --json is a JSON error, a number option takes only a finite
 // number in its range, a seed is read as printed, a made-up --arch is refused, and a
 // grade says plainly what ran (no GPU: the static checks pass or not; a failed
-// build grades nothing; --timings says where the time went). A class copy with
-// a hint penalty shows no paid hint without the student's agreement.
+// build grades nothing; --timings says where the time went; a deleted kernel.cu
+// is named with the command that restores it). A class copy with a hint
+// penalty shows no paid hint without the student's agreement.
 //
 // The GPU is hidden from every grade here (CUDA_VISIBLE_DEVICES empty), so the
 // verdicts are the same on a machine with one. Grades need nvcc.
@@ -204,6 +205,30 @@ TEST(Cli, AFailedBuildSaysNothingWasGraded) {
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_NE(r.out.find("no step is graded until kernel.cu builds"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("The static checks pass"), std::string::npos) << r.out;
+}
+
+// A student's kernel.cu deleted by mistake: the grade names the file and the
+// command that brings it back, and `grader list` in a copy of one lab names
+// that lab, not one the copy does not have.
+TEST(Cli, AMissingKernelFileSaysHowToGetItBack) {
+  REQUIRE_NVCC();
+  if (!fs::exists(kRoot / "solutions")) GTEST_SKIP() << "a class copy cannot publish";
+  const fs::path copy = fs::temp_directory_path() / ("cli_test-one-lab-" + std::to_string(getpid()));
+  fs::remove_all(copy);
+  ASSERT_EQ(run({"publish", "--labs", "lab02", "--out", copy.string()}).exit_code, 0);
+  EXPECT_NE(run({"list"}, copy).out.find("next: grader lab02 · a hint: grader hint lab02"), std::string::npos);
+
+  fs::remove(copy / "labs" / "lab02-global" / "kernel.cu");
+  const auto missing = run({"--json", "grade", "lab02"}, copy);
+  EXPECT_EQ(missing.exit_code, 2) << missing.out << missing.err;
+  const json j = json::parse(missing.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << missing.out;
+  EXPECT_EQ(j["error"],
+            "labs/lab02-global/kernel.cu is missing: it is the file you edit in lab02. "
+            "`grader reset lab02` writes its starting version again.");
+  EXPECT_EQ(run({"reset", "lab02"}, copy).exit_code, 0);
+  EXPECT_TRUE(fs::is_regular_file(copy / "labs" / "lab02-global" / "kernel.cu"));
+  fs::remove_all(copy);
 }
 
 // A class copy published with a hint penalty: a paid hint needs the student's yes.

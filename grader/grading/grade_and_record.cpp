@@ -1,9 +1,11 @@
 #include "grade_and_record.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
 #include <vector>
 
+#include "course.hpp"
 #include "options.hpp"
 #include "progress.hpp"
 
@@ -32,6 +34,15 @@ void record_progress(ProgressStore& store, const GradeReport& r) {
 
 GradeReport grade_and_record(Session& session, const LabInfo& lab, const Manifest& manifest,
                              const GradeOptions& options) {
+  if (!options.submission) {
+    // Deleted or renamed by mistake: say which file and how to get it back.
+    const std::filesystem::path file = lab.dir / manifest.student_file;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec))
+      throw CourseError(std::filesystem::relative(file, session.course.root(), ec).generic_string() +
+                        " is missing: it is the file you edit in " + lab.id + ". `grader reset " + lab.id +
+                        "` writes its starting version again.");
+  }
   ProgressStore store(session.course.state_dir() / "progress.json");
   std::vector<std::string> warnings = store.load();
   GradeReport report = grade_lab(session, lab, manifest, options);
