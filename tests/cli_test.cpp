@@ -156,6 +156,18 @@ TEST(Cli, ANumberOptionRefusesWhatIsNotAFiniteNumberInItsRange) {
   EXPECT_NE(step.err.find("no step 0"), std::string::npos) << "not the current step's hint:\n" << step.out << step.err;
 }
 
+// Results go to a folder: a file given as --out is refused before anything is
+// built, and left as it was.
+TEST(Cli, ABatchOutThatIsAFileIsRefused) {
+  const fs::path file = fs::temp_directory_path() / ("cli_test-out-file-" + std::to_string(getpid()));
+  std::ofstream(file) << "notes\n";
+  const auto r = run({"batch", kRoot.string(), "--lab", "lab07", "--out", file.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("is a file: give a folder"), std::string::npos) << r.err;
+  EXPECT_EQ(read(file), "notes\n");
+  fs::remove(file);
+}
+
 // A seed is read as a grade prints it: decimal even with leading zeros, or hex after 0x.
 TEST(Cli, ASeedIsReadAsAGradePrintsIt) {
   REQUIRE_NVCC();

@@ -114,6 +114,9 @@ int run_slurm_batch_command(const BatchCommandOptions& o, const GlobalOptions& g
 void check_batch_options(const BatchCommandOptions& o) {
   if (o.isolation != "auto" && o.isolation != "bwrap" && o.isolation != "rlimits")
     throw CourseError("--isolation must be auto, bwrap or rlimits, got \"" + o.isolation + "\"");
+  std::error_code ec;
+  if (!o.out.empty() && fs::exists(o.out, ec) && !fs::is_directory(o.out, ec))
+    throw CourseError("--out " + o.out + " is a file: give a folder for the class's results");
 }
 
 // A Slurm job's settings without --slurm would be silently ignored: refused.
