@@ -138,6 +138,7 @@ TEST(Cli, ANumberOptionRefusesWhatIsNotAFiniteNumberInItsRange) {
       {"bench", "lab07", "--seed", "0xZZ"},
       {"batch", "class", "--lab", "lab07", "--hint-penalty", "nan"},
       {"batch", "class", "--lab", "lab07", "--jobs", "0"},
+      {"batch", "class", "--lab", "lab07", "--timeout", "inf"},
       {"gradescope", "--lab", "lab07", "--hint-penalty", "inf"},
       {"gradescope", "--lab", "lab07", "--timeout", "nan"},
       {"collect", "out", "--lab", "lab07", "--hint-penalty", "-1"},

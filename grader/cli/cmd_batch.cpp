@@ -250,7 +250,8 @@ Command batch_command() {
         sub.add_option("--hint-penalty", o->hint_penalty, "points off per hint used, never below 0 (default 0)")
             ->check(points_per_hint());
         sub.add_option("--isolation", o->isolation, "auto (bwrap when it works), bwrap or rlimits");
-        sub.add_option("--timeout", o->timeout_s, "seconds per submission, all steps together (default 1800)");
+        sub.add_option("--timeout", o->timeout_s, "seconds per submission, all steps together (default 1800)")
+            ->check(number_between(1, 86400, "seconds"));
         sub.add_flag("--all", o->all, "grade every step, also after one fails");
         sub.add_flag("--slurm", o->slurm, "write a Slurm job array (one task per submission) and submit it");
         sub.add_option("--partition", o->job.partition, "--slurm: the partition (default: the cluster's)");
