@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "child_process.hpp"
+#include "sandbox.hpp"
 #include "toolchain.hpp"
 
 namespace fs = std::filesystem;
@@ -187,6 +188,33 @@ TEST(Cli, AnArchitectureNvccCannotBuildIsRefused) {
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_NE(r.err.find("--arch banana is not a GPU architecture"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("sm_90"), std::string::npos) << "names the architectures this nvcc builds for:\n" << r.err;
+}
+
+// No CUDA toolkit: a grade says what is missing and how to get it, with exit
+// code 4 (the machine, not the student's code). The toolkit's folder is hidden
+// by a bwrap mount, as if it had never been installed.
+TEST(Cli, WithoutNvccAGradeSaysWhatToInstall) {
+  REQUIRE_NVCC();
+  const grader::BwrapStatus bw = grader::probe_bwrap();
+  if (!bw.works) GTEST_SKIP() << "bwrap cannot hide the toolkit here: " << bw.reason;
+  const fs::path toolkit = fs::canonical(*grader::find_nvcc()).parent_path().parent_path();
+  const std::string where = toolkit.string();
+  if (where.rfind("/usr/local/", 0) != 0 && where.rfind("/opt/", 0) != 0)
+    GTEST_SKIP() << "the toolkit lies in " << where << ": hiding it would hide the system with it";
+  grader::ChildOptions o;
+  o.argv = {bw.program.string(), "--dev-bind", "/", "/", "--tmpfs", toolkit.string()};
+  o.argv.insert(o.argv.end(), {"env", "-u", "CUDACXX", "-u", "CUDA_HOME", "PATH=/usr/bin:/bin"});
+  o.argv.insert(o.argv.end(), {GRADER_BIN, "--json", "grade", "lab07"});
+  o.cwd = kRoot;
+  o.capture_stdout_bytes = 1 << 20;
+  const auto r = grader::run_child(o);
+  ASSERT_TRUE(r.exited) << r.describe();
+  EXPECT_EQ(r.exit_code, 4) << r.stdout_text;
+  const json j = json::parse(r.stdout_text, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.stdout_text;
+  const std::string error = j.value("error", "");
+  EXPECT_NE(error.find("nvcc (the CUDA compiler) was not found"), std::string::npos) << j;
+  EXPECT_NE(error.find("Install the CUDA Toolkit"), std::string::npos) << j;
 }
 
 TEST(Cli, WithoutAGpuAPassingStaticGradeSaysSoAndHowTheTimeWent) {
