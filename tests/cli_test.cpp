@@ -4,7 +4,8 @@
 // number in its range, a seed is read as printed, a made-up --arch is refused, and a
 // grade says plainly what ran (no GPU: the static checks pass or not; a failed
 // build grades nothing; --timings says where the time went; a deleted kernel.cu
-// is named with the command that restores it). A class copy with a hint
+// is named with the command that restores it; no toolkit is said to be the
+// machine's, with what to install). A class copy with a hint
 // penalty shows no paid hint without the student's agreement.
 //
 // The GPU is hidden from every grade here (CUDA_VISIBLE_DEVICES empty), so the
