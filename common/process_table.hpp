@@ -1,7 +1,7 @@
 // The processes of this machine as /proc shows them, for the referee's hold
-// on a server and everything it started (server_process.cpp): who is whose
-// child, and whether a process has stopped. Host-only; private to
-// server_process*.cpp and process_table.cpp.
+// on a server and everything it started (server_process.cpp), and for the
+// grader's sweep of the orphans it adopted (child_process.cpp): who is whose
+// child, and whether a process has stopped. Host-only.
 #pragma once
 
 #include <sys/types.h>

@@ -17,11 +17,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <mutex>
 #include <set>
-#include <sstream>
 #include <vector>
+
+#include "process_table.hpp"
 
 namespace grader {
 namespace {
@@ -195,40 +195,27 @@ std::set<pid_t> g_children;
 std::mutex g_sweep_mutex;
 
 // The parent of a process, or -1 when it is gone.
-long parent_of(const std::string& pid) {
-  std::ifstream in("/proc/" + pid + "/stat");
-  std::string line;
-  if (!std::getline(in, line)) return -1;
-  const auto close = line.rfind(')');
-  if (close == std::string::npos || close + 2 > line.size()) return -1;
-  char state = 0;
-  long ppid = -1;
-  std::istringstream rest(line.substr(close + 2));
-  rest >> state >> ppid;
-  return ppid;
+pid_t parent_of(pid_t pid) {
+  memlabs::server_detail::ProcStat s;
+  return memlabs::server_detail::read_stat("/proc/" + std::to_string(pid) + "/stat", s) ? s.ppid : -1;
 }
 
 // Kills and reaps the processes this one adopted: what a program left behind
 // by setsid or a double fork, which its process group's kill cannot reach.
 void sweep_adopted_orphans() {
-  const long self = ::getpid();
+  const pid_t self = ::getpid();
   for (int pass = 0; pass < 50; ++pass) {
-    std::vector<std::string> children;
-    std::error_code ec;
-    for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
-      const std::string name = it->path().filename().string();
-      if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
-      if (parent_of(name) == self) children.push_back(name);
-    }
+    std::vector<pid_t> children;
+    for (const auto& p : memlabs::server_detail::all_processes())
+      if (p.ppid == self) children.push_back(p.pid);
     std::vector<pid_t> orphans;
     const std::lock_guard<std::mutex> one_sweep(g_sweep_mutex);
     {
       // Under the lock, a child not in g_children that is still ours is an
       // orphan: run_child's own children are entered with their fork.
       std::lock_guard<std::mutex> lock(g_children_mutex);
-      for (const std::string& name : children) {
-        const pid_t pid = static_cast<pid_t>(std::atol(name.c_str()));
-        if (g_children.count(pid) || parent_of(name) != self) continue;
+      for (pid_t pid : children) {
+        if (g_children.count(pid) || parent_of(pid) != self) continue;
         ::kill(pid, SIGKILL);
         orphans.push_back(pid);
       }
