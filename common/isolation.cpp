@@ -102,7 +102,7 @@ Isolation take_isolation_args(std::vector<std::string>& args) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& k = args[i];
     const bool ours = k == "--isolate" || k == "--bwrap" || k == "--hide" || k == "--cpu-seconds" ||
-                      k == "--file-bytes" || k == "--processes";
+                      k == "--file-bytes" || k == "--processes" || k == "--seal-arg";
     if (!ours) {
       rest.push_back(k);
       continue;
@@ -119,6 +119,8 @@ Isolation take_isolation_args(std::vector<std::string>& args) {
       iso.cpu_seconds = std::stod(v);
     else if (k == "--file-bytes")
       iso.file_bytes = std::stoull(v);
+    else if (k == "--seal-arg")
+      iso.seal.push_back(v);
     else
       iso.processes = std::stoull(v);
   }
@@ -136,6 +138,7 @@ std::vector<std::string> isolation_args(const Isolation& iso) {
   if (iso.cpu_seconds > 0) a.insert(a.end(), {"--cpu-seconds", std::to_string(iso.cpu_seconds)});
   a.insert(a.end(), {"--file-bytes", std::to_string(iso.file_bytes)});
   if (iso.processes > 0) a.insert(a.end(), {"--processes", std::to_string(iso.processes)});
+  for (const auto& s : iso.seal) a.insert(a.end(), {"--seal-arg", s});
   return a;
 }
 

@@ -24,6 +24,10 @@ struct Isolation {
   double cpu_seconds = 0;                               // RLIMIT_CPU when > 0
   std::uint64_t file_bytes = std::uint64_t(256) << 20;  // RLIMIT_FSIZE
   std::uint64_t processes = 0;                          // RLIMIT_NPROC when > 0 (not enforced for root)
+  // Outside bwrap: the seal's launcher and its options up to "--" (seal.hpp),
+  // put in front of the program, which is then a copy in the seal's own
+  // folder. Empty: the program runs as nobody when the referee is root.
+  std::vector<std::string> seal;
   bool limited() const { return mode != "none"; }
 };
 
@@ -51,7 +55,7 @@ std::vector<std::string> this_process_environment();
 // default queues, whoever runs the grade (hardware_queues.hpp).
 std::vector<std::string> submission_environment(const std::vector<std::string>& parent_environment);
 
-// Parses "--isolate MODE", "--hide DIR", "--cpu-seconds S", ... (as the grader
+// Parses "--isolate MODE", "--hide DIR", "--cpu-seconds S", "--seal-arg A"... (as the grader
 // passes them to the referee) from args, removing what it consumed.
 Isolation take_isolation_args(std::vector<std::string>& args);
 std::vector<std::string> isolation_args(const Isolation& isolation);

@@ -9,11 +9,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 
 #include "child_process.hpp"
 #include "isolation.hpp"
 #include "sandbox.hpp"
+#include "sealed_run.hpp"
 #include "text.hpp"
 
 namespace fs = std::filesystem;
@@ -38,6 +40,13 @@ std::mutex& entry_turn(const fs::path& dir) {
 std::string unique_suffix() {
   thread_local std::mt19937_64 rng{std::random_device{}()};  // builds of several threads ask at once
   return std::to_string(getpid()) + "-" + std::to_string(rng() % 1000000000);
+}
+
+// `text` with every `from` made `to`.
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (std::size_t at = 0; !from.empty() && (at = text.find(from, at)) != std::string::npos; at += to.size())
+    text.replace(at, from.size(), to);
+  return text;
 }
 
 }  // namespace
@@ -77,16 +86,34 @@ CacheEntry cached_build(const fs::path& cache_dir, const std::string& name, cons
 
 bool run_tool(std::vector<std::string> argv, const fs::path& work, std::string& log, bool verbose, bool sandboxed,
               std::string* stdout_text) {
+  // Outside bwrap, nvcc on a submission is sealed (sealed_run.hpp): it works on
+  // a copy of `work` in a folder of its own and sees nothing else but the
+  // system and the toolkit, so no directive can make it read a course file.
+  std::optional<SealedRun> sealed;
+  fs::path staged;
+  std::optional<std::vector<std::string>> env;
   if (sandboxed) {
     const memlabs::Isolation sandbox = submission_isolation(isolation_from_environment(), kCompileTimeout);
+    const fs::path nvcc_root = fs::weakly_canonical(argv.at(0)).parent_path().parent_path();
     if (sandbox.mode == "bwrap") {
-      const fs::path nvcc_root = fs::weakly_canonical(argv.at(0)).parent_path().parent_path();
       argv = memlabs::bwrap_command(sandbox, {nvcc_root.string()}, {work.string()}, argv);
+    } else {
+      sealed.emplace();
+      staged = sealed->folder() / "work";
+      sealed->stage_in(work, staged);
+      for (auto& a : argv) a = replace_all(a, work.string(), staged.string());
+      argv = memlabs::seal_command(seal_launcher().string(), sealed->spec(sandbox, {nvcc_root.string()}, {}), argv);
+      env = memlabs::this_process_environment();
+      for (auto& kv : *env)
+        if (kv.rfind("TMPDIR=", 0) == 0 || kv.rfind("HOME=", 0) == 0)
+          kv = kv.substr(0, kv.find('=') + 1) + staged.string();
+      env->push_back("TMPDIR=" + staged.string());
     }
   }
   ChildOptions o;
   o.argv = argv;
-  o.cwd = work;
+  o.cwd = staged.empty() ? work : staged;
+  o.env = env;
   o.timeout_s = kCompileTimeout;
   // Files of this call's own: common/'s units compile side by side in one folder,
   // and a shared name lost one compile's errors to another's clean-up.
@@ -104,11 +131,20 @@ bool run_tool(std::vector<std::string> argv, const fs::path& work, std::string& 
   }
   const ChildResult r = run_child(o);
   if (r.interrupted) throw Interrupted();
+  std::string said = stdout_text ? r.stdout_text : read_file(o.stdout_file).value_or("");
+  said += stdout_text ? "" : read_file(o.stderr_file).value_or("");
+  std::string errors = stdout_text ? read_file(o.stderr_file).value_or("") : "";
+  if (sealed) {
+    sealed->end_processes();
+    sealed->stage_out(staged, work);
+    said = replace_all(said, staged.string(), work.string());
+    errors = replace_all(errors, staged.string(), work.string());
+  }
   if (stdout_text)
-    *stdout_text = r.stdout_text;
+    *stdout_text = said;
   else
-    log += read_file(o.stdout_file).value_or("");
-  log += read_file(o.stderr_file).value_or("");
+    log += said;
+  log += errors;
   std::error_code ec;
   if (!o.stdout_file.empty()) fs::remove(o.stdout_file, ec);
   fs::remove(o.stderr_file, ec);

@@ -8,6 +8,7 @@
 #include "isolation.hpp"
 #include "phase_log.hpp"
 #include "referee_protocol.hpp"
+#include "sealed_run.hpp"
 #include "text.hpp"
 
 namespace fs = std::filesystem;
@@ -130,15 +131,23 @@ bool referee_takes_its_turns(const RefereeCall& call) {
 
 // The referee's command line: the call's own arguments, then the worker, the
 // per-request timeout, where the program's output goes, and the isolation.
-std::vector<std::string> referee_argv(const RefereeCall& call, const fs::path& program_out,
-                                      const fs::path& program_err) {
+// Outside bwrap the program is sealed (sealed_run.hpp): the referee runs a copy
+// of it in `sealed`'s folder, behind the seal's launcher.
+std::vector<std::string> referee_argv(const RefereeCall& call, const fs::path& program_out, const fs::path& program_err,
+                                      std::optional<SealedRun>& sealed) {
   std::vector<std::string> argv = {call.referee.string()};
   argv.insert(argv.end(), call.args.begin(), call.args.end());
-  if (!call.worker.empty()) argv.insert(argv.end(), {"--worker", call.worker.string()});
+  memlabs::Isolation isolation = submission_isolation(isolation_from_environment(), call.request_timeout_s);
+  fs::path worker = call.worker;
+  if (!worker.empty() && isolation.mode != "bwrap") {
+    sealed.emplace();
+    worker = sealed->copy_program(worker);
+    isolation.seal = memlabs::seal_command(seal_launcher().string(), sealed->spec(isolation, {}, {}), {});
+  }
+  if (!worker.empty()) argv.insert(argv.end(), {"--worker", worker.string()});
   argv.insert(argv.end(), {"--timeout", std::to_string(call.request_timeout_s), "--stdout", program_out.string(),
                            "--stderr", program_err.string()});
-  for (auto& a : referee_isolation_args(isolation_from_environment(), call.request_timeout_s))
-    argv.push_back(std::move(a));
+  for (auto& a : memlabs::isolation_args(isolation)) argv.push_back(std::move(a));
   if (referee_takes_its_turns(call)) argv.insert(argv.end(), {"--gpu-lock", process_gpu_lock().string()});
   return argv;
 }
@@ -194,8 +203,9 @@ namespace {
 // takes itself); `started` is when it started, after any wait for the grader's turn.
 ChildResult run_referee(const RefereeCall& call, const fs::path& program_out, const fs::path& program_err,
                         std::chrono::steady_clock::time_point& started) {
+  std::optional<SealedRun> sealed;  // every process of the program ends with this call
   ChildOptions o;
-  o.argv = referee_argv(call, program_out, program_err);
+  o.argv = referee_argv(call, program_out, program_err, sealed);
   o.cwd = call.work_dir;
   // A referee that takes its own turns may wait for them inside its run: the
   // wait is not the program's time, so the limit leaves room for it. Its every

@@ -10,6 +10,7 @@
 #include "hardware_queues.hpp"
 #include "isolation.hpp"
 #include "sandbox.hpp"
+#include "sealed_run.hpp"
 
 namespace fs = std::filesystem;
 
@@ -82,8 +83,19 @@ RunnerOutcome call_tool(const ToolCall& call) {
   o.argv = call.tool;
   const IsolationSettings isolation = isolation_from_environment();
   const memlabs::Isolation sandbox = submission_isolation(isolation, call.timeout_s);
-  if (sandbox.mode == "bwrap")
+  // Outside bwrap the program the tool starts is sealed (sealed_run.hpp): a
+  // user of its own, a copy of itself in a folder of its own, and nothing else
+  // of the filesystem. The tool itself is trusted and runs as the grader.
+  std::optional<SealedRun> sealed;
+  if (sandbox.mode == "bwrap") {
     program = memlabs::bwrap_command(sandbox, {call.worker.parent_path().string()}, {}, program, /*under_tool=*/true);
+  } else {
+    sealed.emplace();
+    program[0] = sealed->copy_program(call.worker).string();
+    memlabs::SealSpec spec = sealed->spec(sandbox, {}, {});
+    spec.under_tool = true;
+    program = memlabs::seal_command(seal_launcher().string(), spec, program);
+  }
   o.argv.insert(o.argv.end(), program.begin(), program.end());
   o.cwd = call.work_dir;
   o.timeout_s = call.timeout_s;
@@ -123,10 +135,23 @@ RunnerOutcome call_tool(const ToolCall& call) {
     const ProcessGpuTurn turn(memlabs::GpuUse::shared);
     out.child = run_child(o);
   }
+  if (sealed) sealed->end_processes();
   out.stdout_head = read_head(o.stdout_file, 4000);
   out.stderr_head = read_head(o.stderr_file, 4000);
   describe_tool_outcome(call, out);
   return out;
+}
+
+std::string tool_machinery_failure(const RunnerOutcome& outcome, const std::string& log) {
+  const std::string all = log + "\n" + outcome.stderr_head + "\n" + outcome.stdout_head;
+  static const std::string seal = "grader-seal: cannot seal the submission's code: ";
+  if (const std::size_t at = all.find(seal); at != std::string::npos) {
+    const std::size_t end = all.find('\n', at);
+    return "could not be sealed in (" + all.substr(at + seal.size(), end - at - seal.size()) + ")";
+  }
+  if (all.find("No attachable process found") != std::string::npos)
+    return "could not attach to the program (\"No attachable process found\")";
+  return "";
 }
 
 }  // namespace grader

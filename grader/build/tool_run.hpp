@@ -33,4 +33,9 @@ struct ToolCall {
 // "timeout", "crash", "cuda_error", "error" or "cancelled" with a sentence.
 RunnerOutcome call_tool(const ToolCall& call);
 
+// Why a tool run says nothing of the program, the grader's own failure: the
+// seal could not be had, or compute-sanitizer could not attach. "" otherwise.
+// `log` is the tool's report file.
+std::string tool_machinery_failure(const RunnerOutcome& outcome, const std::string& log);
+
 }  // namespace grader

@@ -52,12 +52,12 @@ bool LabGrader::sanitizer_runs() const {
 ToolCall LabGrader::sanitizer_call(const Check& c, const std::string& tool) {
   const fs::path dir = run_dir_ / ("sanitizer-" + std::to_string(++tool_runs_) + "-" + tool);
   ToolCall tc;
-  tc.tool = sanitizer_arguments(*s_.builder->toolchain().compute_sanitizer, tool, dir / "log.txt");
+  tc.timeout_s = 3 * m_.timeout_s + 30;
+  tc.tool = sanitizer_arguments(*s_.builder->toolchain().compute_sanitizer, tool, dir / "log.txt", tc.timeout_s);
   tc.worker = rep_.student_build.worker;
   tc.cases = c.cases;
   tc.seed = rep_.seed;
   tc.work_dir = dir;
-  tc.timeout_s = 3 * m_.timeout_s + 30;
   tc.who = "your program under " + tool;
   tc.cancel = &cancel_tool_runs_;
   return tc;
@@ -291,6 +291,11 @@ CheckResult LabGrader::check_sanitizer(const Check& c) {
     const ToolOutput& out = f.get();  // an Interrupted rethrows here; the other runs join as they go
     done.push_back(SanitizerRun{tool, out.outcome, parse_sanitizer_log(tool, out.log), out.kept_from});
   }
+  // A tool that could not run the program is the grader's failure, never the student's.
+  for (const auto& [tool, f] : runs)
+    if (const std::string why = tool_machinery_failure(f.get().outcome, f.get().log); !why.empty())
+      return skipped(c, "not graded: compute-sanitizer's " + tool + " " + why +
+                            ": the grader's own failure, not your program's; grade again");
   CheckResult r;
   r.kind = name_of(c.kind);
   r.data = {{"cases", c.cases}, {"tools", json::object()}};

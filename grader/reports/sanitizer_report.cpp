@@ -86,9 +86,15 @@ const std::vector<std::string>& sanitizer_tools() {
 }
 
 std::vector<std::string> sanitizer_arguments(const std::filesystem::path& sanitizer, const std::string& tool,
-                                             const std::filesystem::path& log_file) {
+                                             const std::filesystem::path& log_file, double timeout_s) {
   std::vector<std::string> a = {sanitizer.string(), "--tool", tool,         "--print-limit",  "20",
                                 "--show-backtrace", "device", "--log-file", log_file.string()};
+  // The tool waits 10 s by default for the program to connect, and then says
+  // "No attachable process found": under a loaded batch an honest program took
+  // longer to start. It waits as long as the run may last, so a program that
+  // stalls before it connects ends as the run's timeout, the program's own.
+  if (sanitizer_has_option(sanitizer, "--launch-timeout"))
+    a.insert(a.begin() + 3, {"--launch-timeout", std::to_string(static_cast<int>(timeout_s) + 60)});
   if (tool != "memcheck") return a;
   // A leak is a report too; memcheck looks for them only when asked.
   a.insert(a.begin() + 3, {"--leak-check", "full"});

@@ -14,9 +14,9 @@ namespace grader {
 // memcheck, racecheck, synccheck, initcheck: the order a check runs them in.
 const std::vector<std::string>& sanitizer_tools();
 
-// The arguments that go before the program's own.
+// The arguments that go before the program's own, for a run of at most `timeout_s`.
 std::vector<std::string> sanitizer_arguments(const std::filesystem::path& sanitizer, const std::string& tool,
-                                             const std::filesystem::path& log_file);
+                                             const std::filesystem::path& log_file, double timeout_s);
 
 struct SanitizerReport {
   std::string headline;            // one sentence: what, where, in which kernel

@@ -105,9 +105,9 @@ TEST(SanitizerReport, AProgramThatStoppedEarlyHasNoSummary) {
 }
 
 TEST(SanitizerReport, MemcheckAsksForLeaks) {
-  const auto a = sanitizer_arguments("/cs", "memcheck", "/tmp/l");
+  const auto a = sanitizer_arguments("/cs", "memcheck", "/tmp/l", 60);
   EXPECT_NE(std::find(a.begin(), a.end(), "--leak-check"), a.end());
-  const auto r = sanitizer_arguments("/cs", "racecheck", "/tmp/l");
+  const auto r = sanitizer_arguments("/cs", "racecheck", "/tmp/l", 60);
   EXPECT_EQ(std::find(r.begin(), r.end(), "--leak-check"), r.end());
   EXPECT_EQ(r[2], "racecheck");
 }
@@ -118,7 +118,8 @@ TEST(SanitizerReport, MemcheckGetsNvtxAndPaddingOnlyWhereTheSanitizerHasThem) {
   const auto dir = std::filesystem::temp_directory_path() / ("sanitizer-nvtx-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto with = dir / "with", without = dir / "without";
-  std::ofstream(with) << "#!/bin/sh\necho '  --nvtx arg   Enable NVTX support.'\necho '  --padding arg'\n";
+  std::ofstream(with) << "#!/bin/sh\necho '  --nvtx arg   Enable NVTX support.'\necho '  --padding arg'\n"
+                         "echo '  --launch-timeout arg'\n";
   std::ofstream(without) << "#!/bin/sh\necho '  --leak-check arg'\n";
   const auto on_stderr = dir / "on_stderr";  // the help may go to either stream
   std::ofstream(on_stderr) << "#!/bin/sh\necho '  --nvtx arg' >&2\necho '  --padding arg' >&2\n";
@@ -127,15 +128,19 @@ TEST(SanitizerReport, MemcheckGetsNvtxAndPaddingOnlyWhereTheSanitizerHasThem) {
     const auto it = std::find(a.begin(), a.end(), option);
     return it != a.end() && it + 1 != a.end() && it[1] == value;
   };
-  const auto memcheck = sanitizer_arguments(with, "memcheck", "/tmp/l");
+  const auto memcheck = sanitizer_arguments(with, "memcheck", "/tmp/l", 60);
   EXPECT_TRUE(has(memcheck, "--nvtx", "yes"));
   EXPECT_TRUE(has(memcheck, "--padding", "1048576"));
-  EXPECT_FALSE(has(sanitizer_arguments(with, "racecheck", "/tmp/l"), "--padding", "1048576"));
-  const auto old = sanitizer_arguments(without, "memcheck", "/tmp/l");
+  EXPECT_FALSE(has(sanitizer_arguments(with, "racecheck", "/tmp/l", 60), "--padding", "1048576"));
+  const auto old = sanitizer_arguments(without, "memcheck", "/tmp/l", 60);
   EXPECT_FALSE(has(old, "--nvtx", "yes"));
   EXPECT_FALSE(has(old, "--padding", "1048576"));
   EXPECT_TRUE(has(old, "--leak-check", "full"));
-  EXPECT_TRUE(has(sanitizer_arguments(on_stderr, "memcheck", "/tmp/l"), "--padding", "1048576"));
+  EXPECT_TRUE(has(sanitizer_arguments(on_stderr, "memcheck", "/tmp/l", 60), "--padding", "1048576"));
+  // It waits for the program to connect as long as the run may last (the
+  // default, 10 s, failed honest programs under a loaded batch), on every tool.
+  EXPECT_TRUE(has(sanitizer_arguments(with, "racecheck", "/tmp/l", 60), "--launch-timeout", "120"));
+  EXPECT_FALSE(has(old, "--launch-timeout", "120"));
   std::filesystem::remove_all(dir);
 }
 
