@@ -93,7 +93,7 @@ std::string apply_landlock(const SealSpec& s, int abi) {
   if (why.empty()) why = add_rule(ruleset, "/dev", read | kWriteFile | (all & (kIoctlDev | kTruncate)));
   if (why.empty()) why = add_rule(ruleset, "/dev/shm", all);
   // The CUDA runtime names its threads through /proc/self/task/*/comm.
-  if (why.empty()) why = add_rule(ruleset, "/proc", read | kWriteFile);
+  if (why.empty()) why = add_rule(ruleset, "/proc", read | kWriteFile | (all & kTruncate));
   for (const auto& p : s.write)
     if (why.empty()) why = add_rule(ruleset, p, all);
   if (why.empty() && ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)

@@ -2,6 +2,7 @@
 // reach. Each case runs in a child of its own, since a seal never comes off.
 #include "seal.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -65,6 +66,18 @@ TEST_F(Seal, WritesOnlyTheWritableFolders) {
   EXPECT_EQ(sealed(spec(), [&] { return can_write(root_ / "writable" / "new") ? 0 : 1; }), 0);
   EXPECT_EQ(sealed(spec(), [&] { return can_write(root_ / "readable" / "new") ? 1 : 0; }), 0);
   EXPECT_EQ(sealed(spec(), [&] { return can_write(root_ / "hidden" / "file") ? 1 : 0; }), 0);
+}
+
+// The CUDA runtime names its threads (open with O_TRUNC): without that it
+// fails every call with cudaErrorOperatingSystem.
+TEST_F(Seal, LetsAThreadBeNamed) {
+  EXPECT_EQ(sealed(spec(),
+                   [] {
+                     const std::string comm = "/proc/self/task/" + std::to_string(::gettid()) + "/comm";
+                     const int fd = ::open(comm.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
+                     return fd >= 0 && ::write(fd, "sealed", 6) == 6 ? 0 : 1;
+                   }),
+            0);
 }
 
 TEST_F(Seal, SignalsNoProcessOutsideItsSandbox) {
