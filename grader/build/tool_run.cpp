@@ -112,13 +112,24 @@ RunnerOutcome call_tool(const ToolCall& call) {
   // keeps TMPDIR=/tmp there and takes no profiler turn. Elsewhere ncu's own
   // lock orders the profiles, unless another user's lock file keeps this ncu
   // from it: then a TMPDIR of its own, and the profiler turn alone.
+  // A sealed program may write only its own folder, and ncu's injection in it
+  // takes ncu's lock there: the seal's folder is then ncu's TMPDIR, as a
+  // private one is.
   const bool profiler_turn = call.profiles && !whole_grade_turns();
-  const bool own_tmpdir = profiler_turn && !ncu_lock_usable();
+  const bool own_tmpdir = profiler_turn && (sealed || !ncu_lock_usable());
   std::optional<PrivateTmpdir> tmpdir;
-  if (own_tmpdir) tmpdir.emplace();
+  if (own_tmpdir && !sealed) tmpdir.emplace();
+  const fs::path profile_tmpdir = !own_tmpdir ? ncu_lock_folder() : sealed ? sealed->folder() : tmpdir->path();
+  if (sealed && profiler_turn) {
+    // ncu (the grader's user) and its injection (the seal's) both take the
+    // lock in this folder: it is the seal's user's, which ncu may enter as root.
+    for (const fs::path& d : {profile_tmpdir / "nvidia", profile_tmpdir / "nvidia" / "nsight_compute"}) {
+      fs::create_directories(d);
+      sealed->hand_over(d);
+    }
+  }
   for (auto& kv : *o.env)
-    if (profiler_turn && kv.rfind("TMPDIR=", 0) == 0)
-      kv = "TMPDIR=" + (own_tmpdir ? tmpdir->path() : ncu_lock_folder()).string();
+    if (profiler_turn && kv.rfind("TMPDIR=", 0) == 0) kv = "TMPDIR=" + profile_tmpdir.string();
   if (isolation.enabled()) {
     o.max_cpu_seconds = isolated_cpu_seconds(call.timeout_s);
     o.max_processes = isolated_process_limit();
