@@ -20,6 +20,7 @@
 #include "child_grade.hpp"
 #include "child_process.hpp"
 #include "gpu_lock.hpp"
+#include "sealed_run.hpp"
 #include "session.hpp"
 #include "text.hpp"
 
@@ -213,22 +214,17 @@ BatchEnvironment prepare_batch_environment(const Session& session, const std::st
   if (const char* home = std::getenv("HOME")) b.isolation.hide.emplace_back(home);
   b.isolation.hide.emplace_back(fs::temp_directory_path());
   const std::string limits = "CPU time, file size and process count limited (RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NPROC)";
-  // Without bwrap: as root the submission's program runs as nobody, which can
-  // still read what others may read; as anyone else it runs as that user.
-  std::string without_bwrap;
-  if (::getuid() == 0) {
-    without_bwrap = "the submission's program runs as user nobody, so it reads only what any user may read";
-    std::error_code ec;
-    const fs::path solutions = session.course.root() / "solutions";
-    const auto perms = fs::status(solutions, ec).permissions();
-    if (!ec && (perms & fs::perms::others_read) != fs::perms::none)
-      without_bwrap += "; WARNING: " + solutions.string() + " is readable by others (chmod -R o-rwx it, or use bwrap)";
-  } else {
-    without_bwrap =
-        "the submission's program runs as the grading user and can read and write whatever it can "
-        "(use bwrap, or grade as root so that it runs as nobody)";
-  }
+  // Without bwrap every process of a submission is sealed (sealed_run.hpp):
+  // a Landlock allow-list, and as root a user of its own. Without Landlock the
+  // allow-list cannot hold, and nothing is graded for credit.
+  const std::string without_bwrap =
+      std::string("nvcc, the submission's program and the program under ncu and compute-sanitizer run sealed: ") +
+      (::geteuid() == 0 ? "each as a user id of its own (no file, no other process), " : "as the grading user, ") +
+      "reading only the system, the toolkit and their own folder and writing only that folder (Landlock " +
+      std::to_string(memlabs::landlock_abi()) + ")";
+  const std::string refusal = seal_refusal(IsolationSettings{"rlimits", {}, {}});
   if (mode == "rlimits") {
+    if (!refusal.empty()) throw EnvironmentError(refusal);
     b.isolation.mode = "rlimits";
     b.isolation_note = "limited isolation (rlimits only, as asked): " + limits + "; " + without_bwrap;
   } else {
@@ -242,6 +238,7 @@ BatchEnvironment prepare_batch_environment(const Session& session, const std::st
     } else if (mode == "bwrap") {
       throw EnvironmentError("--isolation bwrap: " + bw.reason);
     } else {
+      if (!refusal.empty()) throw EnvironmentError(bw.reason + "; and " + refusal);
       b.isolation.mode = "rlimits";
       b.isolation_note = "limited isolation: " + bw.reason + "; falling back to " + limits + "; " + without_bwrap;
     }

@@ -50,8 +50,9 @@ bool includes_allowed(const KernelCompile& job, const std::vector<std::string>& 
   dep_argv.insert(dep_argv.end(), {"-M", (stage / "kernel.cu").string()});
   if (!run_tool(dep_argv, work, log, job.verbose, /*sandboxed=*/true, &deps)) {
     // A file outside the staged folder that does not exist here (in the
-    // sandbox nothing of the course does) is the same refusal as one that does.
-    static const std::regex missing(R"(error: (\S+): No such file or directory)");
+    // sandbox nothing of the course does), or that the seal keeps the compiler
+    // from reading, is the same refusal as one it could read.
+    static const std::regex missing(R"(error: (\S+): (No such file or directory|Permission denied))");
     std::smatch m;
     const std::string all = log;
     if (std::regex_search(all, m, missing)) {
