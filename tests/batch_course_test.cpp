@@ -189,7 +189,7 @@ class Batch : public ::testing::Test {
 
 const std::string kHeader =
     "id,step1,step2,step3,step4,points,total,step 2 speedup 8192x8192,"
-    "step 4 fraction_of_peak 8192x8192,hints_used,notes";
+    "step 4 fraction_of_peak 8192x8192,hints_used (self-reported),notes";
 
 }  // namespace
 
