@@ -18,7 +18,6 @@
 #include "hint_policy.hpp"
 #include "manifest.hpp"
 #include "options.hpp"
-#include "sha256.hpp"
 #include "step_fixes.hpp"
 #include "text.hpp"
 #include "todo_regions.hpp"
@@ -169,66 +168,8 @@ bool read_by_publish(const std::string& relative) {
   return !hidden(fs::path(relative));
 }
 
-std::string hint_penalty_warning(std::optional<double> penalty) {
-  if (!penalty || !(*penalty > 0)) return "";
-  return "--hint-penalty " + format_number(*penalty, 2) +
-         ": for uploads the penalty is on the honour system. `grader batch` and `grader gradescope` read a student's "
-         "hint count from the .grader/progress.json inside the upload, a file the student writes and can edit or "
-         "delete (7 hints become 0), and every hint's text is in the copy's lab.json, readable without `grader hint`. "
-         "Treat the count as the student's own report (docs/security.md, \"What it does not guarantee\").";
-}
-
 fs::path published_skeleton(const fs::path& root, const std::string& lab_folder, const std::string& student_file) {
   return root / kReferenceDir / lab_folder / "skeleton" / student_file;
-}
-
-bool is_student_file(const std::string& relative, const std::vector<std::string>& student_files) {
-  return std::find(student_files.begin(), student_files.end(), relative) != student_files.end();
-}
-
-json make_published_manifest(const fs::path& dir, const std::vector<std::string>& lab_folders,
-                             const std::vector<std::string>& student_files) {
-  json files = json::object();
-  for (const auto& rel : all_files(dir)) {
-    if (rel == kPublishedManifest || is_student_file(rel, student_files)) continue;
-    files[rel] = sha256_file(dir / rel);
-  }
-  return {{"schema", kPublishedSchema},
-          {"published_at", utc_now("%Y-%m-%dT%H:%M:%SZ")},
-          {"labs", lab_folders},
-          {"student_files", student_files},
-          {"files", files}};
-}
-
-VerifyResult verify_published(const fs::path& root) {
-  VerifyResult v;
-  v.root = root;
-  const fs::path file = root / kPublishedManifest;
-  std::error_code ec;
-  if (!fs::exists(file, ec))
-    throw PublishError(root.string() + " is not a published class copy (it has no " + kPublishedManifest +
-                           "); `grader verify` checks copies made by `grader publish`",
-                       kExitUsage);
-  json m;
-  try {
-    std::ifstream in(file);
-    m = json::parse(in);
-    if (m.value("schema", "") != kPublishedSchema)
-      throw std::runtime_error("its schema is not " + std::string(kPublishedSchema));
-    if (!m.contains("files") || !m["files"].is_object()) throw std::runtime_error("it has no \"files\" object");
-  } catch (const std::exception& e) {
-    throw PublishError("cannot read " + file.string() + ": " + e.what(), kExitUsage);
-  }
-  for (const auto& [rel, want] : m["files"].items()) {
-    ++v.checked;
-    const fs::path p = root / rel;
-    if (!fs::is_regular_file(p, ec)) {
-      v.missing.push_back(rel);
-      continue;
-    }
-    if (!want.is_string() || sha256_file(p) != want.get<std::string>()) v.modified.push_back(rel);
-  }
-  return v;
 }
 
 namespace {

@@ -62,10 +62,6 @@ std::vector<std::string> find_solution_leaks(const std::filesystem::path& dir,
 // (the required .clang-format aside).
 bool read_by_publish(const std::string& relative);
 
-// The warning `grader publish --hint-penalty P` (P > 0) gives: an upload's hint
-// count is the student's own word. Empty when the penalty is 0 or not stated.
-std::string hint_penalty_warning(std::optional<double> penalty);
-
 // Where a class copy keeps each lab's student file as handed out, for
 // `grader reset`: <root>/.reference/<lab_folder>/skeleton/<student_file>.
 // Publish writes it; like every file but the student's, it is protected.

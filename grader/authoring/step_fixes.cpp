@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include "text.hpp"
 #include "todo_regions.hpp"
@@ -100,76 +102,19 @@ std::string strip_comments(const std::string& text) {
 bool starts_identifier(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 bool in_word(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
-// Words a renamed copy keeps: C++'s and CUDA's own, and the preprocessor's.
+// Words a renamed copy keeps: C++'s and CUDA's own, the preprocessor's, and
+// the members of CUDA's vector types (threadIdx.x).
 bool is_keyword(const std::string& t) {
-  static const std::set<std::string> k = {"alignas",
-                                          "alignof",
-                                          "auto",
-                                          "bool",
-                                          "break",
-                                          "case",
-                                          "char",
-                                          "const",
-                                          "constexpr",
-                                          "continue",
-                                          "default",
-                                          "delete",
-                                          "do",
-                                          "double",
-                                          "else",
-                                          "enum",
-                                          "extern",
-                                          "false",
-                                          "float",
-                                          "for",
-                                          "if",
-                                          "inline",
-                                          "int",
-                                          "long",
-                                          "new",
-                                          "nullptr",
-                                          "return",
-                                          "short",
-                                          "signed",
-                                          "sizeof",
-                                          "static",
-                                          "static_assert",
-                                          "static_cast",
-                                          "reinterpret_cast",
-                                          "const_cast",
-                                          "struct",
-                                          "switch",
-                                          "template",
-                                          "true",
-                                          "typename",
-                                          "unsigned",
-                                          "using",
-                                          "void",
-                                          "volatile",
-                                          "while",
-                                          "size_t",
-                                          "__global__",
-                                          "__device__",
-                                          "__host__",
-                                          "__shared__",
-                                          "__constant__",
-                                          "__restrict__",
-                                          "__syncthreads",
-                                          "__launch_bounds__",
-                                          "threadIdx",
-                                          "blockIdx",
-                                          "blockDim",
-                                          "gridDim",
-                                          "warpSize",
-                                          "pragma",
-                                          "unroll",
-                                          "include",
-                                          "define",
-                                          "x",
-                                          "y",
-                                          "z",
-                                          "w"};
-  return k.count(t) > 0;
+  static const std::set<std::string> words = [] {
+    std::istringstream in(
+        "alignas alignof auto bool break case char const constexpr continue default delete do double else enum "
+        "extern false float for if inline int long new nullptr return short signed sizeof static static_assert "
+        "static_cast reinterpret_cast const_cast struct switch template true typename unsigned using void volatile "
+        "while size_t __global__ __device__ __host__ __shared__ __constant__ __restrict__ __syncthreads "
+        "__launch_bounds__ threadIdx blockIdx blockDim gridDim warpSize pragma unroll include define x y z w");
+    return std::set<std::string>(std::istream_iterator<std::string>(in), {});
+  }();
+  return words.count(t) > 0;
 }
 
 bool renamable(const std::string& t) { return starts_identifier(t[0]) && !is_keyword(t); }
