@@ -253,6 +253,7 @@ class GitCourse : public TempDir {
  protected:
   void SetUp() override {
     TempDir::SetUp();
+    if (std::system("git --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "git is not installed";
     course = dir / "course";
     make_publishable_course(course);
     fs::permissions(course / "scripts/setup", fs::perms::owner_exec, fs::perm_options::add);
