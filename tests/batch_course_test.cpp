@@ -189,7 +189,7 @@ class Batch : public ::testing::Test {
 
 const std::string kHeader =
     "id,step1,step2,step3,step4,points,total,step 2 speedup 8192x8192,"
-    "step 4 fraction_of_peak 8192x8192,hints_used,notes";
+    "step 4 fraction_of_peak 8192x8192,hints_used (self-reported),notes";
 
 }  // namespace
 
@@ -233,7 +233,8 @@ TEST_F(Batch, StaticWithoutAGpuRecordsNoScore) {
   ASSERT_EQ(joined, kHeader);  // the indices below count on these columns
   ASSERT_EQ(csv.size(), 17u);
   EXPECT_EQ(csv["correct"][5], "") << "no score, not a 0";
-  EXPECT_EQ(csv["correct"][9], "2");  // hints from its .grader/progress.json
+  EXPECT_EQ(csv["correct"][9], "2");  // hints from its .grader/progress.json, which the student writes
+  EXPECT_EQ(rows["correct"]["hints_source"], "self-reported");
   EXPECT_NE(csv["correct"][10].find("not graded: no GPU"), std::string::npos);
   EXPECT_NE(csv["binary"][10].find("rejected: binary"), std::string::npos);
 

@@ -257,7 +257,7 @@ TEST(Cli, AMissingKernelFileSaysHowToGetItBack) {
   if (!fs::exists(kRoot / "solutions")) GTEST_SKIP() << "a class copy cannot publish";
   const fs::path copy = fs::temp_directory_path() / ("cli_test-one-lab-" + std::to_string(getpid()));
   fs::remove_all(copy);
-  ASSERT_EQ(run({"publish", "--labs", "lab02", "--out", copy.string()}).exit_code, 0);
+  ASSERT_EQ(run({"publish", "--from-working-tree", "--labs", "lab02", "--out", copy.string()}).exit_code, 0);
   EXPECT_NE(run({"list"}, copy).out.find("next: grader lab02 · a hint: grader hint lab02"), std::string::npos);
 
   fs::remove(copy / "labs" / "lab02-global" / "kernel.cu");
@@ -278,8 +278,12 @@ TEST(Cli, APaidHintIsShownOnlyWithTheStudentsAgreement) {
   if (!fs::exists(kRoot / "solutions")) GTEST_SKIP() << "a class copy cannot publish";
   const fs::path copy = fs::temp_directory_path() / ("cli_test-class-" + std::to_string(getpid()));
   fs::remove_all(copy);
-  const auto pub = run({"publish", "--out", copy.string(), "--hint-penalty", "0.5"});
+  const auto pub = run({"publish", "--from-working-tree", "--out", copy.string(), "--hint-penalty", "0.5"});
   ASSERT_EQ(pub.exit_code, 0) << pub.out << pub.err;
+  // The instructor is told that an upload's hint count is the student's own word.
+  EXPECT_NE(pub.err.find("warning: --hint-penalty 0.5: for uploads the penalty is on the honour system"),
+            std::string::npos)
+      << pub.err;
   EXPECT_NE(read(copy / "README.md").find("costs 0.5 points"), std::string::npos)
       << "the copy's README states the cost";
 

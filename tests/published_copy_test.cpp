@@ -96,25 +96,28 @@ class Published : public ::testing::Test {
 TEST_F(Published, RefusesToOverwriteWithoutForceOrSomethingThatIsNotACopy) {
   fs::create_directories(work / "taken");
   std::ofstream(work / "taken" / "notes.txt") << "someone's notes\n";
-  auto g = run({GRADER_BIN, "--json", "--root", kRoot.string(), "publish", "--out", (work / "taken").string(), "--labs",
-                "lab07"},
+  auto g = run({GRADER_BIN, "--json", "--root", kRoot.string(), "publish", "--from-working-tree", "--out",
+                (work / "taken").string(), "--labs", "lab07"},
                work);
   EXPECT_EQ(g.exit_code, 2) << g.raw << g.err;
   EXPECT_NE(g.out.value("error", "").find("already exists; --force"), std::string::npos) << g.raw;
-  g = run({GRADER_BIN, "--json", "--root", kRoot.string(), "publish", "--out", (work / "taken").string(), "--labs",
-           "lab07", "--force"},
+  g = run({GRADER_BIN, "--json", "--root", kRoot.string(), "publish", "--from-working-tree", "--out",
+           (work / "taken").string(), "--labs", "lab07", "--force"},
           work);
   EXPECT_EQ(g.exit_code, 2) << g.raw << g.err;
   EXPECT_NE(g.out.value("error", "").find("not a published copy"), std::string::npos) << g.raw;
   EXPECT_EQ(read(work / "taken" / "notes.txt"), "someone's notes\n");
-  g = run({GRADER_BIN, "--json", "--root", kRoot.string(), "publish", "--out", (kRoot / "labs" / "x").string()}, work);
+  g = run({GRADER_BIN, "--json", "--root", kRoot.string(), "publish", "--from-working-tree", "--out",
+           (kRoot / "labs" / "x").string()},
+          work);
   EXPECT_EQ(g.exit_code, 2) << g.raw << g.err;
   EXPECT_FALSE(fs::exists(kRoot / "labs" / "x"));
 }
 
 TEST_F(Published, Lab07CopyHoldsNothingOfTheSolutionBuildsAndGrades) {
   const fs::path copy = work / "class";
-  auto g = run({GRADER_BIN, "--json", "--root", kRoot.string(), "publish", "--out", copy.string(), "--labs", "lab07"},
+  auto g = run({GRADER_BIN, "--json", "--root", kRoot.string(), "publish", "--from-working-tree", "--out",
+                copy.string(), "--labs", "lab07"},
                work, 600);
   ASSERT_EQ(g.exit_code, 0) << g.raw << g.err;
   EXPECT_EQ(g.out["schema"], "cuda-memory-labs/publish/2");
@@ -180,7 +183,9 @@ TEST_F(Published, Lab07CopyHoldsNothingOfTheSolutionBuildsAndGrades) {
   EXPECT_EQ(read(copy / skeleton_file), read(kRoot / "labs" / kLab / "kernel.cu"));
   EXPECT_EQ(manifest["files"][skeleton_file], grader::sha256_file(copy / skeleton_file));
 
-  g = run({GRADER_BIN, "--json", "--root", kRoot.string(), "publish", "--out", copy.string(), "--labs", "lab07"}, work);
+  g = run({GRADER_BIN, "--json", "--root", kRoot.string(), "publish", "--from-working-tree", "--out", copy.string(),
+           "--labs", "lab07"},
+          work);
   EXPECT_EQ(g.exit_code, 2) << g.raw << g.err;
 
   // ---- the copy's README build: its own CMake, the grader target only ----

@@ -17,6 +17,7 @@
 #include "lesson_numbers.hpp"
 #include "referee_client.hpp"
 #include "session.hpp"
+#include "step_fixes.hpp"
 #include "text.hpp"
 #include "todo_regions.hpp"
 
@@ -238,6 +239,36 @@ LintItem lint_stray_hunks(const std::string& skeleton, const std::string& soluti
                    details);
 }
 
+LintItem lint_given_fixes(const LabSources& s) {
+  if (!s.solution || !s.skeleton || !s.manifest)
+    return make_item("fixes_not_given", "skip", "no solution to take the steps' fixes from");
+  // Every file of the folder a student gets, as publish copies it (no dot-files).
+  std::vector<std::pair<std::string, std::string>> files;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(s.lab.dir, ec); it != fs::recursive_directory_iterator(); ++it) {
+    if (it->path().filename().string().rfind('.', 0) == 0) {
+      if (it->is_directory()) it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file() && !it->is_symlink())
+      if (auto text = read_text(it->path()))
+        files.emplace_back("labs/" + s.lab.folder + "/" + fs::relative(it->path(), s.lab.dir).generic_string(), *text);
+  }
+  std::sort(files.begin(), files.end());
+  const auto fixes = step_fixes(*s.skeleton, *s.solution);
+  const auto found =
+      find_given_fixes(files, {{"solutions/" + s.lab.folder + "/kernel.cu", fixes, free_hints(*s.manifest)}});
+  if (found.empty())
+    return make_item("fixes_not_given", "pass",
+                     "no file of the lab and no free hint holds any of the solution's " + std::to_string(fixes.size()) +
+                         " filled TODO regions");
+  auto details = found;
+  details.push_back(
+      "a free hint should point at the fix without stating it (the paid hints can show code); a published file "
+      "should not hold it at all, under any names");
+  return make_item("fixes_not_given", "fail", found.front(), details);
+}
+
 LintItem lint_fixture_header(const fs::path& fixture, const Manifest& manifest, FixtureExpectation* out) {
   const std::string id = "fixture:" + fixture.stem().string();
   try {
@@ -282,6 +313,7 @@ LabLint lint_lab_sources(const LabSources& s) {
   if (s.skeleton && s.manifest)
     for (auto& i : lint_todo_markers(*s.skeleton, s.solution, *s.manifest)) l.items.push_back(std::move(i));
   if (s.skeleton && s.solution) l.items.push_back(lint_stray_hunks(*s.skeleton, *s.solution));
+  if (s.skeleton && s.manifest) l.items.push_back(lint_given_fixes(s));
   if (s.manifest)
     for (const auto& f : s.fixtures) l.items.push_back(lint_fixture_header(f, *s.manifest));
   return l;

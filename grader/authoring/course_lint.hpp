@@ -75,6 +75,9 @@ LintItem lint_lesson_thresholds(const std::string& readme, const Manifest& manif
 std::vector<LintItem> lint_todo_markers(const std::string& skeleton, const std::optional<std::string>& solution,
                                         const Manifest& manifest);
 LintItem lint_stray_hunks(const std::string& skeleton, const std::string& solution);
+// No file of the lab folder (its lab.json without the paid hints) and no free
+// symptom hint holds a step's fix (step_fixes.hpp). Skipped without a solution.
+LintItem lint_given_fixes(const LabSources& s);
 // The header parses and fits the lab. On success *out holds it.
 LintItem lint_fixture_header(const std::filesystem::path& fixture, const Manifest& manifest,
                              FixtureExpectation* out = nullptr);

@@ -172,6 +172,30 @@ TEST_F(TempCourse, AStrayHunkIsReportedWithItsLineAndText) {
   EXPECT_EQ(i.details[2], "  + void launch(float* out) { k<<<2, 1>>>(out); }");
 }
 
+// The hostile tester's finds: a free hint that pastes the fix, a driver whose
+// baseline is the answer. A paid hint may show code.
+TEST_F(TempCourse, AFreeHintOrALabFileHoldingAStepsFixFails) {
+  EXPECT_EQ(find(lint(), "fixes_not_given").status, "pass");
+  json m = json::parse(kManifest);
+  m["steps"][0]["hints"][2] = "Then `grader lab01` shows bar.sync: out[0] = tile[0];";
+  write(lab / "lab.json", m.dump());
+  EXPECT_EQ(find(lint(), "fixes_not_given").status, "pass") << "a paid hint may show the code";
+  m["steps"][0]["symptom_hints"] = {{"race", "Read the tile after the barrier: out[0] = tile[0];"}};
+  write(lab / "lab.json", m.dump());
+  LabLint l = lint();
+  EXPECT_EQ(failing(l), std::vector<std::string>{"fixes_not_given"});
+  EXPECT_EQ(find(l, "fixes_not_given").summary,
+            "the free symptom hint \"race\" of step 1 states step 1's fix (the solution's code for the TODO region "
+            "at line 3 of the skeleton) of solutions/lab01-tiles/kernel.cu");
+
+  write(lab / "lab.json", kManifest);
+  write(lab / "driver.cu", std::string("// the baseline\n") + kSolution);
+  l = lint();
+  EXPECT_EQ(failing(l), std::vector<std::string>{"fixes_not_given"});
+  EXPECT_EQ(find(l, "fixes_not_given").summary.rfind("labs/lab01-tiles/driver.cu holds step 1's fix", 0), 0u)
+      << find(l, "fixes_not_given").summary;
+}
+
 TEST_F(TempCourse, AMarkerForAMissingStepFails) {
   std::string sk = kSkeleton;
   sk.replace(sk.find("step 1)"), 6, "step 9");

@@ -61,4 +61,13 @@ std::string with_hint_policy(const std::string& readme, const HintPolicy& policy
   return readme.substr(0, at) + section + readme.substr(at);
 }
 
+std::string hint_penalty_warning(std::optional<double> penalty) {
+  if (!penalty || !(*penalty > 0)) return "";
+  return "--hint-penalty " + format_number(*penalty, 2) +
+         ": for uploads the penalty is on the honour system. `grader batch` and `grader gradescope` read a student's "
+         "hint count from the .grader/progress.json inside the upload, a file the student writes and can edit or "
+         "delete (7 hints become 0), and every hint's text is in the copy's lab.json, readable without `grader hint`. "
+         "Treat the count as the student's own report (docs/security.md, \"What it does not guarantee\").";
+}
+
 }  // namespace grader

@@ -28,4 +28,9 @@ HintPolicy read_hint_policy(const std::filesystem::path& course_root);
 // the end of its "## For students" section.
 std::string with_hint_policy(const std::string& student_readme, const HintPolicy& policy);
 
+// The warning `grader publish --hint-penalty P` (P > 0) gives: an upload's hint
+// count is the student's own word (docs/security.md). Empty when the penalty
+// is 0 or not stated.
+std::string hint_penalty_warning(std::optional<double> penalty);
+
 }  // namespace grader

@@ -12,11 +12,13 @@
 #include <set>
 
 #include "child_process.hpp"
+#include "committed_course.hpp"
 #include "diagnostics.hpp"
+#include "gradebook.hpp"
 #include "hint_policy.hpp"
 #include "manifest.hpp"
 #include "options.hpp"
-#include "sha256.hpp"
+#include "step_fixes.hpp"
 #include "text.hpp"
 #include "todo_regions.hpp"
 
@@ -157,57 +159,17 @@ std::vector<std::string> find_solution_leaks(const fs::path& dir, const std::vec
   return leaks;
 }
 
+bool read_by_publish(const std::string& relative) {
+  if (relative == "README.md" || relative == "syllabus.md" ||
+      std::find(kSingleFiles.begin(), kSingleFiles.end(), relative) != kSingleFiles.end())
+    return true;
+  for (const auto& x : kExcludedTrees)
+    if (relative == x || relative.rfind(x + "/", 0) == 0) return false;
+  return !hidden(fs::path(relative));
+}
+
 fs::path published_skeleton(const fs::path& root, const std::string& lab_folder, const std::string& student_file) {
   return root / kReferenceDir / lab_folder / "skeleton" / student_file;
-}
-
-bool is_student_file(const std::string& relative, const std::vector<std::string>& student_files) {
-  return std::find(student_files.begin(), student_files.end(), relative) != student_files.end();
-}
-
-json make_published_manifest(const fs::path& dir, const std::vector<std::string>& lab_folders,
-                             const std::vector<std::string>& student_files) {
-  json files = json::object();
-  for (const auto& rel : all_files(dir)) {
-    if (rel == kPublishedManifest || is_student_file(rel, student_files)) continue;
-    files[rel] = sha256_file(dir / rel);
-  }
-  return {{"schema", kPublishedSchema},
-          {"published_at", utc_now("%Y-%m-%dT%H:%M:%SZ")},
-          {"labs", lab_folders},
-          {"student_files", student_files},
-          {"files", files}};
-}
-
-VerifyResult verify_published(const fs::path& root) {
-  VerifyResult v;
-  v.root = root;
-  const fs::path file = root / kPublishedManifest;
-  std::error_code ec;
-  if (!fs::exists(file, ec))
-    throw PublishError(root.string() + " is not a published class copy (it has no " + kPublishedManifest +
-                           "); `grader verify` checks copies made by `grader publish`",
-                       kExitUsage);
-  json m;
-  try {
-    std::ifstream in(file);
-    m = json::parse(in);
-    if (m.value("schema", "") != kPublishedSchema)
-      throw std::runtime_error("its schema is not " + std::string(kPublishedSchema));
-    if (!m.contains("files") || !m["files"].is_object()) throw std::runtime_error("it has no \"files\" object");
-  } catch (const std::exception& e) {
-    throw PublishError("cannot read " + file.string() + ": " + e.what(), kExitUsage);
-  }
-  for (const auto& [rel, want] : m["files"].items()) {
-    ++v.checked;
-    const fs::path p = root / rel;
-    if (!fs::is_regular_file(p, ec)) {
-      v.missing.push_back(rel);
-      continue;
-    }
-    if (!want.is_string() || sha256_file(p) != want.get<std::string>()) v.modified.push_back(rel);
-  }
-  return v;
 }
 
 namespace {
@@ -232,7 +194,7 @@ PublishedLabs labs_to_publish(const Course& course, const PublishOptions& o) {
   std::error_code ec;
   for (const auto* l : p.labs) {
     if (!fs::is_regular_file(course.solution_kernel(*l), ec))
-      throw PublishError("no solution at " + course.solution_kernel(*l).string() + ": the copy is searched for " +
+      throw PublishError("no solution at solutions/" + l->folder + "/kernel.cu: the copy is searched for " +
                              "every solution's text before it is written (publish from the instructor's course, " +
                              "not from a class copy)",
                          kExitUsage);
@@ -279,7 +241,7 @@ fs::path publish_destination(const fs::path& root, const PublishOptions& o, bool
 // any solution's text.
 void write_copy(const fs::path& root, const fs::path& tmp, const PublishedLabs& p, const std::vector<fs::path>& files,
                 const std::string& readme, const std::string& syllabus, const std::vector<SolutionProbe>& probes,
-                const PublishOptions& o, PublishResult& res) {
+                const std::vector<FixSource>& fixes, const PublishOptions& o, PublishResult& res) {
   for (const auto& rel : files) {
     fs::create_directories((tmp / rel).parent_path());
     fs::copy_file(root / rel, tmp / rel, fs::copy_options::overwrite_existing);
@@ -300,6 +262,14 @@ void write_copy(const fs::path& root, const fs::path& tmp, const PublishedLabs& 
   if (!leaks.empty())
     throw PublishError("solution source found in the class copy, so nothing was published:\n  " + join(leaks, "\n  ") +
                            "\nRemove it from the course (or move it out of the published folders) and publish again.",
+                       kExitUsage);
+  std::vector<std::pair<std::string, std::string>> texts;
+  for (const auto& rel : all_files(tmp)) texts.emplace_back(rel, read_course_file(tmp / rel));
+  const auto given = find_given_fixes(texts, fixes);
+  if (!given.empty())
+    throw PublishError("a step's fix is in the class copy, so nothing was published:\n  " + join(given, "\n  ") +
+                           "\nA free hint may point at a fix but not state it (the paid hints may); no other file may "
+                           "hold one, under any names. `grader check --static-only` lists the same.",
                        kExitUsage);
 
   json manifest = make_published_manifest(tmp, p.folders, p.student_files);
@@ -329,46 +299,89 @@ void swap_into_place(const fs::path& tmp, const fs::path& out, bool exists) {
 
 }  // namespace
 
-PublishResult publish(const Course& course, const PublishOptions& o) {
+namespace {
+
+// The lab folders asked for, as the course on disk names them: what publish
+// reads is known before the last commit is read.
+std::vector<std::string> chosen_folders(const Course& course, const PublishOptions& o) {
+  std::vector<std::string> out;
+  if (o.labs.empty())
+    for (const auto& l : course.labs()) out.push_back(l.folder);
+  for (const auto& q : o.labs) out.push_back(course.resolve(q).folder);
+  return out;
+}
+
+// Everything publish reads, relative to the course root: git status looks here.
+std::vector<std::string> read_paths(const std::vector<std::string>& folders) {
+  std::vector<std::string> out = {"README.md", "syllabus.md", "labs/" + std::string(kCourseSymptomHints)};
+  for (const auto& f : folders) {
+    out.push_back("labs/" + f);
+    out.push_back("solutions/" + f);
+  }
+  out.insert(out.end(), kTrees.begin(), kTrees.end());
+  out.insert(out.end(), kSingleFiles.begin(), kSingleFiles.end());
+  return out;
+}
+
+}  // namespace
+
+PublishResult publish(const Course& disk, const PublishOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   PublishResult res;
+  bool exists = false;
+  const fs::path out = publish_destination(disk.root(), o, exists);
+  res.out = out;
+  if (o.hint_penalty && !(*o.hint_penalty >= 0))
+    throw PublishError("--hint-penalty must be a number of points >= 0", kExitUsage);
+  const auto snapshot = o.from_working_tree
+                            ? working_tree(disk.root())
+                            : committed_course(disk.root(), read_paths(chosen_folders(disk, o)), read_by_publish);
+  res.source = snapshot->source();
+  // From here on every file is read from the snapshot.
+  const Course course = Course::open(snapshot->root());
   const fs::path root = course.root();
   const PublishedLabs labs = labs_to_publish(course, o);
-  bool exists = false;
-  const fs::path out = publish_destination(root, o, exists);
-  res.out = out;
   res.labs = labs.folders;
 
   // Read everything that can fail for a course reason before building anything.
   const std::vector<fs::path> files = select_files(root, labs.folders);
-  if (o.hint_penalty && !(*o.hint_penalty >= 0))
-    throw PublishError("--hint-penalty must be a number of points >= 0", kExitUsage);
   const std::string readme =
       with_hint_policy(student_readme(read_course_file(root / "README.md")), HintPolicy{o.hint_penalty});
   const std::string syllabus = filter_syllabus(read_course_file(root / "syllabus.md"), labs.folders);
   std::vector<SolutionProbe> probes;
+  std::vector<FixSource> fixes;
   std::error_code ec;
   for (const auto& l : course.labs()) {
     const fs::path sol = course.solution_kernel(l);
     if (!fs::is_regular_file(sol, ec)) continue;
-    probes.push_back(make_solution_probe("solutions/" + l.folder + "/kernel.cu", read_course_file(l.dir / "kernel.cu"),
-                                         read_course_file(sol)));
+    const std::string name = "solutions/" + l.folder + "/kernel.cu";
+    const std::string skeleton = read_course_file(l.dir / "kernel.cu"), solution = read_course_file(sol);
+    probes.push_back(make_solution_probe(name, skeleton, solution));
+    fixes.push_back({name, step_fixes(skeleton, solution), {}});
+    // A lab's free hints are shown in that lab only.
+    for (std::size_t i = 0; i < labs.labs.size(); ++i)
+      if (labs.labs[i]->folder == l.folder) fixes.back().hints = free_hints(labs.manifests[i]);
   }
 
   const fs::path tmp = out.parent_path() / (out.filename().string() + ".tmp-" + std::to_string(getpid()));
   fs::remove_all(tmp, ec);
   fs::create_directories(tmp);
   try {
-    write_copy(root, tmp, labs, files, readme, syllabus, probes, o, res);
+    write_copy(root, tmp, labs, files, readme, syllabus, probes, fixes, o, res);
     swap_into_place(tmp, out, exists);
   } catch (...) {
     fs::remove_all(tmp, ec);
     throw;
   }
+  if (o.from_working_tree)
+    res.notes.push_back(
+        "published from the working tree: the files on disk as they are, uncommitted edits and untracked files "
+        "included");
   if (!o.hint_penalty)
     res.notes.push_back(
         "no --hint-penalty: the copy tells students that hints are counted and may cost points; "
         "publish with --hint-penalty P (0 for free hints) to state what they cost");
+  if (const std::string w = hint_penalty_warning(o.hint_penalty); !w.empty()) res.warnings.push_back(w);
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
 }

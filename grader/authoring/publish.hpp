@@ -5,7 +5,9 @@
 // for `grader reset`), and .grader-manifest.json: the sha256 of every file a
 // student must not edit, so `grader verify` can tell a class copy is intact.
 // Nothing is built: a copy grades with the referee built from its own public
-// driver.cu and common/, exactly as the instructor's course does.
+// driver.cu and common/, exactly as the instructor's course does. Everything
+// is read from the course's last commit (committed_course.hpp), and nothing
+// is published where a file or a free hint holds a step's fix (step_fixes.hpp).
 #pragma once
 
 #include <filesystem>
@@ -54,6 +56,12 @@ std::string student_readme(const std::string& course_readme);
 std::vector<std::string> find_solution_leaks(const std::filesystem::path& dir,
                                              const std::vector<SolutionProbe>& probes);
 
+// Whether a change to `relative` (a path under one of the folders publish
+// reads) changes the copy: not in tests/fixtures, tests/faults or
+// tests/adversarial, and no dot-file or dot-folder, which are never copied
+// (the required .clang-format aside).
+bool read_by_publish(const std::string& relative);
+
 // Where a class copy keeps each lab's student file as handed out, for
 // `grader reset`: <root>/.reference/<lab_folder>/skeleton/<student_file>.
 // Publish writes it; like every file but the student's, it is protected.
@@ -83,11 +91,15 @@ struct PublishOptions {
   std::vector<std::string> labs;  // as typed (lab07, 7, ...); empty = every lab
   bool force = false;
   std::optional<double> hint_penalty;  // points per hint, stated in the copy (hint_policy.hpp); nullopt: not stated
+  // Read the files on disk, not the last commit: uncommitted edits and
+  // untracked files included. Needed where the course is not in git.
+  bool from_working_tree = false;
 };
 
 struct PublishResult {
   std::filesystem::path out;
-  std::vector<std::string> labs, notes;
+  std::vector<std::string> labs, notes, warnings;
+  std::string source;  // "commit 1a2b3c4 (HEAD)" or "the working tree (--from-working-tree)"
   std::size_t files = 0, protected_files = 0;
   double seconds = 0;
 };

@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
+#include <iterator>
 
+#include "committed_course.hpp"
 #include "sha256.hpp"
 
 namespace fs = std::filesystem;
@@ -196,6 +199,203 @@ TEST_F(TempDir, VerifyOutsideAPublishedCopyIsAUsageError) {
   }
   write(dir / kPublishedManifest, "{not json");
   EXPECT_THROW(verify_published(dir), PublishError);
+}
+
+// ---- what publish reads: the last commit ----
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// git in `dir`, with an identity of its own so that no user configuration is needed.
+void git(const fs::path& dir, const std::string& args) {
+  const std::string cmd = "cd '" + dir.string() +
+                          "' && git -c user.name=t -c user.email=t@example.com -c commit.gpgsign=false " + args +
+                          " >/dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+}
+
+const char* kLabJson = R"({"format_version": 1, "id": "lab01", "title": "A",
+  "steps": [{"id": 1, "title": "Double", "checks": [{"kind": "ptx", "kernel": "k", "must_contain": ["st.global"]}],
+             "hints": ["paid: out[i] = 2.0f * in[i] + bias[i];"],
+             "symptom_hints": {"mismatch": "Each output is twice its input plus its bias."}}]})";
+const char* kLabSkeleton =
+    "__global__ void k(float* out, const float* in, const float* bias, int i) {\n"
+    "  // TODO(step 1): write twice the input plus the bias (~1 line)\n"
+    "  out[i] = in[i];\n"
+    "}\n";
+const char* kLabSolution =
+    "__global__ void k(float* out, const float* in, const float* bias, int i) {\n"
+    "  out[i] = 2.0f * in[i] + bias[i];\n"
+    "}\n";
+
+// A course publish accepts: one lab, its solution, the trees and files a copy needs.
+void make_publishable_course(const fs::path& r) {
+  const fs::path lab = r / "labs/lab01-a";
+  write(lab / "kernel.cu", kLabSkeleton);
+  write(lab / "lab.json", kLabJson);
+  write(lab / "README.md", "# lab01\n");
+  write(lab / "lab.cuh", "#pragma once\n");
+  write(lab / "driver.cu", "// the driver\n");
+  write(r / "solutions/lab01-a/kernel.cu", kLabSolution);
+  write(r / "grader/main.cpp", "main\n");
+  write(r / "common/referee_main.cpp", "referee\n");
+  write(r / "tests/CMakeLists.txt", "tests\n");
+  for (const char* f : {"CMakeLists.txt", "CMakePresets.json", "scripts/setup", "scripts/check-format", ".clang-format",
+                        "docs/json-output.md", "docs/manifest.md"})
+    write(r / f, "x\n");
+  write(r / "README.md", "# Course\n\n## For students\n\nloop\n\n## For instructors\n\npublish\n");
+  write(r / "syllabus.md", "| lab01-a | a |\n");
+}
+
+class GitCourse : public TempDir {
+ protected:
+  void SetUp() override {
+    TempDir::SetUp();
+    if (std::system("git --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "git is not installed";
+    course = dir / "course";
+    make_publishable_course(course);
+    fs::permissions(course / "scripts/setup", fs::perms::owner_exec, fs::perm_options::add);
+    git(course, "init -q");
+    git(course, "add -A");
+    git(course, "commit -q -m course");
+  }
+  PublishResult publish_to(const std::string& name, PublishOptions o = {}) {
+    o.out = dir / name;
+    return publish(Course::open(course), o);
+  }
+  // The PublishError a publish throws (its message and exit code), or "" and 0.
+  std::pair<std::string, int> refusal(const std::string& name, PublishOptions o = {}) {
+    try {
+      publish_to(name, o);
+    } catch (const PublishError& e) {
+      return {e.what(), e.exit_code};
+    }
+    return {"", 0};
+  }
+  fs::path course;
+};
+
+TEST_F(GitCourse, PublishesTheLastCommit) {
+  const auto r = publish_to("class");
+  EXPECT_EQ(r.source.rfind("commit ", 0), 0u) << r.source;
+  EXPECT_EQ(read(dir / "class/labs/lab01-a/kernel.cu"), kLabSkeleton);
+  EXPECT_EQ(read(published_skeleton(dir / "class", "lab01-a", "kernel.cu")), kLabSkeleton);
+  EXPECT_TRUE((fs::status(dir / "class/scripts/setup").permissions() & fs::perms::owner_exec) != fs::perms::none);
+  EXPECT_FALSE(fs::exists(dir / "class/solutions"));
+  // The export of HEAD is gone.
+  for (const auto& e : fs::directory_iterator(fs::temp_directory_path()))
+    EXPECT_EQ(e.path().filename().string().find("grader-publish-head-" + std::to_string(getpid())), std::string::npos)
+        << e.path();
+}
+
+// The hostile tester's course: a near-solution in kernel.cu and a scratch file in the lab folder.
+TEST_F(GitCourse, AModifiedOrUntrackedFileRefusesThePublishNamingIt) {
+  write(course / "labs/lab01-a/kernel.cu", kLabSolution);
+  write(course / "labs/lab01-a/scratch.cu", "// almost there\n");
+  write(course / "labs/lab01-a/.kernel.cu.swp", "editor junk, never copied");
+  write(course / "tests/fixtures/lab01-a/new.cu", "a fixture, never copied");
+  const auto [message, code] = refusal("class");
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(message.find("labs/lab01-a/kernel.cu (modified)"), std::string::npos) << message;
+  EXPECT_NE(message.find("labs/lab01-a/scratch.cu (untracked)"), std::string::npos) << message;
+  EXPECT_EQ(message.find(".kernel.cu.swp"), std::string::npos) << message;
+  EXPECT_EQ(message.find("tests/fixtures"), std::string::npos) << message;
+  EXPECT_NE(message.find("git commit"), std::string::npos) << message;
+  EXPECT_NE(message.find("git stash --include-untracked"), std::string::npos) << message;
+  EXPECT_FALSE(fs::exists(dir / "class"));
+}
+
+// What git does not report (an ignored file, a change git is told to overlook)
+// still never reaches the copy: it is read from the commit, not the disk.
+TEST_F(GitCourse, AFileGitDoesNotReportIsStillReadFromTheCommit) {
+  git(course, "update-index --assume-unchanged labs/lab01-a/kernel.cu");
+  write(course / "labs/lab01-a/kernel.cu", kLabSolution);
+  write(course / "labs/lab01-a/scratch.cu", "// almost there\n");
+  write(course / ".git/info/exclude", "scratch.cu\n");
+  publish_to("class");
+  EXPECT_EQ(read(dir / "class/labs/lab01-a/kernel.cu"), kLabSkeleton);
+  EXPECT_EQ(read(published_skeleton(dir / "class", "lab01-a", "kernel.cu")), kLabSkeleton);
+  EXPECT_FALSE(fs::exists(dir / "class/labs/lab01-a/scratch.cu"));
+}
+
+TEST_F(GitCourse, ACourseOutsideGitNeedsFromWorkingTree) {
+  fs::remove_all(course / ".git");
+  write(course / "labs/lab01-a/scratch.cu", "// a leftover\n");
+  const auto [message, code] = refusal("class");
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(message.find("is not in a git repository"), std::string::npos) << message;
+  EXPECT_NE(message.find("--from-working-tree"), std::string::npos) << message;
+  PublishOptions o;
+  o.from_working_tree = true;
+  const auto r = publish_to("class", o);
+  EXPECT_EQ(r.source, "the working tree (--from-working-tree)");
+  EXPECT_TRUE(fs::exists(dir / "class/labs/lab01-a/scratch.cu"));  // as documented: the disk as it is
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_NE(r.notes[0].find("uncommitted edits and untracked files included"), std::string::npos) << r.notes[0];
+}
+
+TEST_F(GitCourse, ADriverHoldingAStepsFixIsNotPublished) {
+  write(course / "labs/lab01-a/driver.cu",
+        "__global__ void baseline(float* out, const float* in, const float* bias, int i) {\n"
+        "  out[i] = 2.0f * in[i] + bias[i];  // the plain version\n}\n");
+  git(course, "commit -q -a -m baseline");
+  const auto [message, code] = refusal("class");
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(message.find("labs/lab01-a/driver.cu holds step 1's fix"), std::string::npos) << message;
+  EXPECT_FALSE(fs::exists(dir / "class"));
+}
+
+TEST_F(GitCourse, AFreeHintStatingAStepsFixIsNotPublishedButAPaidOneIs) {
+  std::string lab = kLabJson;
+  lab.replace(lab.find("Each output is twice its input plus its bias."), 45, "Write out[i] = 2.0f * in[i] + bias[i];");
+  write(course / "labs/lab01-a/lab.json", lab);
+  git(course, "commit -q -a -m hint");
+  const auto [message, code] = refusal("class");
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(message.find("the free symptom hint \"mismatch\" of step 1 states step 1's fix"), std::string::npos)
+      << message;
+  // The paid hint holds the same line in every test of this file.
+  EXPECT_EQ(message.find("labs/lab01-a/lab.json holds"), std::string::npos) << message;
+}
+
+TEST_F(GitCourse, AHintPenaltyWarnsThatUploadsSelfReportTheirHints) {
+  PublishOptions o;
+  o.hint_penalty = 0.5;
+  const auto r = publish_to("class", o);
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("honour system"), std::string::npos) << r.warnings[0];
+  EXPECT_NE(r.warnings[0].find(".grader/progress.json"), std::string::npos) << r.warnings[0];
+  o.hint_penalty = 0;
+  o.force = true;
+  EXPECT_TRUE(publish_to("class", o).warnings.empty());
+  o.hint_penalty.reset();
+  EXPECT_TRUE(publish_to("class", o).warnings.empty());
+}
+
+TEST(Publish, ReadByPublishSkipsWhatIsNeverCopied) {
+  EXPECT_TRUE(read_by_publish("labs/lab07-x/kernel.cu"));
+  EXPECT_TRUE(read_by_publish("labs/lab07-x/scratch.cu"));
+  EXPECT_TRUE(read_by_publish(".clang-format"));
+  EXPECT_FALSE(read_by_publish("labs/lab07-x/.kernel.cu.swp"));
+  EXPECT_FALSE(read_by_publish("grader/.cache/x"));
+  EXPECT_FALSE(read_by_publish("tests/fixtures/lab07-x/wrong.cu"));
+  EXPECT_FALSE(read_by_publish("tests/adversarial/lab07-x/attack.cu"));
+}
+
+TEST(Publish, GitStatusIsParsedRelativeToTheCourse) {
+  const std::string z = std::string(" M course/labs/a/kernel.cu") + '\0' + "?? course/labs/a/scratch.cu" + '\0' +
+                        "R  course/labs/a/new.cu" + '\0' + "course/labs/a/old.cu" + '\0' + " D course/README.md" + '\0';
+  const auto files = parse_git_status(z, "course/");
+  ASSERT_EQ(files.size(), 4u);
+  EXPECT_EQ(files[0].path, "labs/a/kernel.cu");
+  EXPECT_EQ(files[0].state, "modified");
+  EXPECT_EQ(files[1].state, "untracked");
+  EXPECT_EQ(files[2].path, "labs/a/new.cu");
+  EXPECT_EQ(files[2].state, "renamed");
+  EXPECT_EQ(files[3].path, "README.md");
+  EXPECT_EQ(files[3].state, "deleted");
 }
 
 }  // namespace

@@ -51,6 +51,10 @@ std::string submission_hash(const std::filesystem::path& file);
 // Hints the student asked for in this lab, from <folder>/.grader/progress.json
 // (0 when absent or unreadable; the file is only read, never repaired).
 int hints_used(const std::filesystem::path& folder, const std::string& lab_id);
+// What that count is: the upload's own file, which the student writes and can
+// edit or delete, so it is the student's word; every export says so
+// (hints_source; docs/security.md).
+inline constexpr const char* kHintsSource = "self-reported";
 
 struct BatchSettings {
   std::filesystem::path course_root;

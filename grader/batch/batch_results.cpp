@@ -40,6 +40,7 @@ json row_to_json(const BatchRow& r, const std::string& lab_id, const std::string
           {"reason", r.reason},
           {"submission_hash", r.hash},
           {"hints_used", r.hints_used},
+          {"hints_source", kHintsSource},
           {"isolation", isolation},
           {"grader_exit_code", r.grader_exit_code},
           {"seconds", r.seconds},

@@ -119,7 +119,9 @@ TEST_F(BatchDir, RowRoundTrips) {
   r.hints_used = 2;
   r.grader_exit_code = 1;
   r.report = {{"schema", "cuda-memory-labs/grade/1"}};
-  const BatchRow back = row_from_json(row_to_json(r, "lab07", "bwrap"));
+  const json j = row_to_json(r, "lab07", "bwrap");
+  EXPECT_EQ(j["hints_source"], "self-reported");  // the upload's own progress.json
+  const BatchRow back = row_from_json(j);
   EXPECT_EQ(back.id, "alice");
   EXPECT_EQ(back.status, "graded");
   EXPECT_EQ(back.hash, "abc");

@@ -97,6 +97,12 @@ double earned_points(const BatchRow& row, const GradebookInfo& info) {
   return p;
 }
 
+std::string self_reported_hints_note(double hint_penalty) {
+  if (!(hint_penalty > 0)) return "";
+  return "hints_used is self-reported: it is read from each upload's own .grader/progress.json, which the student "
+         "can edit or delete, so the hint penalty is on the honour system (docs/security.md)";
+}
+
 double final_score(double earned, int hints, double penalty) {
   return std::max(0.0, earned - std::max(0.0, penalty) * std::max(0, hints));
 }
@@ -190,7 +196,7 @@ std::string grades_csv(const std::vector<BatchRow>& rows, const GradebookInfo& i
   for (const auto& s : info.steps) os << ",step" << s.id;
   os << ",points,total";
   for (const auto& c : cols) os << "," << csv_field(c.label);
-  os << ",hints_used,notes\r\n";
+  os << ",hints_used (" << kHintsSource << "),notes\r\n";
   for (const auto& r : rows) {
     os << csv_field(r.id);
     for (std::size_t i = 0; i < info.steps.size(); ++i) os << "," << (step_status(r, i) == "pass" ? 1 : 0);
@@ -215,6 +221,7 @@ json row_json(const BatchRow& r, const GradebookInfo& info) {
       {"points", r.status == "not_graded" ? json(nullptr)
                                           : json(final_score(earned_points(r, info), r.hints_used, info.hint_penalty))},
       {"hints_used", r.hints_used},
+      {"hints_source", kHintsSource},
       {"notes", row_notes(r, info)}};
 }
 
@@ -247,12 +254,13 @@ json gradescope_result(const BatchRow& row, const GradebookInfo& info) {
   const double score = final_score(earned, row.hints_used, info.hint_penalty);
   std::string output = row_notes(row, info);
   if (info.hint_penalty > 0 && row.hints_used > 0)
-    output += std::string(output.empty() ? "" : "\n") + "hint penalty: " + std::to_string(row.hints_used) +
-              " hints × " + format_number(info.hint_penalty, 2) + " = " + format_number(earned - score, 2) +
+    output += std::string(output.empty() ? "" : "\n") + "hint penalty: " + std::to_string(row.hints_used) + " hints (" +
+              kHintsSource + ") × " + format_number(info.hint_penalty, 2) + " = " + format_number(earned - score, 2) +
               " points off";
   json extra = info.environment;
   extra["lab"] = info.lab_id;
   extra["hints_used"] = row.hints_used;
+  extra["hints_source"] = kHintsSource;
   extra["hint_penalty"] = info.hint_penalty;
   if (row.report.is_object()) extra["seed"] = row.report.value("seed", json());
   // Not graded (no GPU): no score and no tests, so Gradescope cannot record a 0 as a grade.
@@ -323,6 +331,7 @@ std::string junit_xml(const std::vector<BatchRow>& rows, const GradebookInfo& in
          << format_number(final_score(earned_points(r, info), r.hints_used, info.hint_penalty), 2) << "\"/>\n"
          << "      <property name=\"total\" value=\"" << format_number(info.total_points(), 2) << "\"/>\n"
          << "      <property name=\"hints_used\" value=\"" << r.hints_used << "\"/>\n"
+         << "      <property name=\"hints_source\" value=\"" << kHintsSource << "\"/>\n"
          << "    </properties>\n"
          << cases.str() << "  </testsuite>\n";
     all_tests += n;

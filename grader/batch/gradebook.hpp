@@ -39,6 +39,9 @@ std::string step_status(const BatchRow& row, std::size_t step_index);
 // The median of a timed check, or nullopt-like NaN when it was not measured.
 double timed_value(const BatchRow& row, const TimedColumn& column);
 
+// The sentence an instructor is shown beside a penalty; empty when it is 0.
+std::string self_reported_hints_note(double hint_penalty);
+
 // RFC 4180 field: quoted when it holds a comma, quote, CR/LF or edge spaces; a
 // text that a spreadsheet would run as a formula (=, +, -, @) gets a leading '.
 std::string csv_field(const std::string& text, bool is_text = true);

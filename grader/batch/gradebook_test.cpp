@@ -106,7 +106,7 @@ TEST(Gradebook, CsvRowsAndColumns) {
   const std::string csv = grades_csv({a, b}, info);
   EXPECT_EQ(csv,
             "id,step1,step2,step3,points,total,step 2 speedup 8192x8192,step 3 fraction_of_peak "
-            "8192x8192,hints_used,notes\r\n"
+            "8192x8192,hints_used (self-reported),notes\r\n"
             "alice,1,1,0,3.5,6,3.813,,3,GPU checks skipped\r\n"
             "\"bob,jr\",0,0,0,0,6,,,0,rejected: empty: kernel.cu has no content\r\n");
 }
@@ -134,6 +134,26 @@ TEST(Gradebook, GradescopeLayout) {
   EXPECT_EQ(g["extra_data"]["driver"], "13.0");
   EXPECT_EQ(g["extra_data"]["cuda"], "13.0.88");
   EXPECT_NE(g["output"].get<std::string>().find("1 points off"), std::string::npos);
+}
+
+// An upload's hint count is its own .grader/progress.json: every export says it is the student's word.
+TEST(Gradebook, HintCountsAreMarkedSelfReported) {
+  auto info = lab_info();
+  info.hint_penalty = 1;
+  auto r = graded_row("alice", "pass", "fail", "locked");
+  r.hints_used = 2;
+  const json g = gradescope_result(r, info);
+  EXPECT_EQ(g["extra_data"]["hints_used"], 2);
+  EXPECT_EQ(g["extra_data"]["hints_source"], "self-reported");
+  EXPECT_NE(g["output"].get<std::string>().find("hint penalty: 2 hints (self-reported) × 1"), std::string::npos)
+      << g["output"];
+  EXPECT_EQ(row_json(r, info)["hints_source"], "self-reported");
+  EXPECT_NE(grades_csv({r}, info).find(",hints_used (self-reported),"), std::string::npos);
+  EXPECT_NE(junit_xml({r}, info).find("<property name=\"hints_source\" value=\"self-reported\"/>"), std::string::npos);
+  EXPECT_EQ(self_reported_hints_note(0), "");
+  const std::string note = self_reported_hints_note(0.5);
+  EXPECT_NE(note.find(".grader/progress.json"), std::string::npos) << note;
+  EXPECT_NE(note.find("honour system"), std::string::npos) << note;
 }
 
 TEST(Gradebook, GradescopeRejectedSubmissionScoresZero) {

@@ -217,6 +217,8 @@ int run_batch_command(const BatchCommandOptions& o, const GlobalOptions& g) {
     std::cout << "grading " << subs.size() << " submissions of " << lab.folder << " with " << settings.jobs
               << " parallel builds; GPU runs one at a time\n"
               << "isolation: " << env.isolation_note << "\n";
+    if (const std::string note = self_reported_hints_note(info.hint_penalty); !note.empty())
+      std::cout << Style::yellow("note: ") << note << "\n";
   }
   std::size_t done = 0;
   const auto rows = run_batch(subs, settings, [&](const BatchRow& r) {

@@ -10,6 +10,7 @@
 #include "gradebook.hpp"
 #include "manifest.hpp"
 #include "slurm.hpp"
+#include "terminal.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -74,6 +75,8 @@ void print_collected(const CollectedBatch& c, const json& jrows, const json& cou
               << (out / "slurm" / "job.sbatch").string() << "` (finished rows are kept)\n";
   std::cout << "wrote " << (out / "grades.csv").string() << ", " << (out / "junit.xml").string() << ", "
             << (out / "gradescope").string() << "/<id>/results.json\n";
+  if (const std::string note = self_reported_hints_note(info.hint_penalty); !note.empty())
+    std::cout << Style::yellow("note: ") << note << "\n";
 }
 
 int run_collect(const CollectOptions& o, const GlobalOptions& g) {

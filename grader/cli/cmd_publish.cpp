@@ -15,7 +15,7 @@ namespace {
 struct PublishCommandOptions {
   std::string out;
   std::vector<std::string> labs;
-  bool force = false;
+  bool force = false, from_working_tree = false;
   std::optional<double> hint_penalty;
 };
 
@@ -26,6 +26,7 @@ int run_publish(const PublishCommandOptions& o, const GlobalOptions& g) {
   po.labs = o.labs;
   po.force = o.force;
   po.hint_penalty = o.hint_penalty;
+  po.from_working_tree = o.from_working_tree;
   PublishResult r;
   try {
     r = publish(course, po);
@@ -58,7 +59,9 @@ int run_publish(const PublishCommandOptions& o, const GlobalOptions& g) {
                                 {"labs", r.labs},
                                 {"files", r.files},
                                 {"protected_files", r.protected_files},
+                                {"source", r.source},
                                 {"notes", r.notes},
+                                {"warnings", r.warnings},
                                 {"hint_penalty",
                                  o.hint_penalty ? nlohmann::json(*o.hint_penalty) : nlohmann::json(nullptr)},
                                 {"seconds", r.seconds}}
@@ -67,10 +70,12 @@ int run_publish(const PublishCommandOptions& o, const GlobalOptions& g) {
     return kExitPass;
   }
   std::cout << Style::pass_mark() << " published " << r.labs.size() << " lab" << (r.labs.size() == 1 ? "" : "s")
-            << " to " << Style::bold(r.out.string()) << " (" << r.files << " files, no solution in any form)\n";
+            << " from " << r.source << " to " << Style::bold(r.out.string()) << " (" << r.files
+            << " files, no solution in any form)\n";
   std::cout << "    " << r.protected_files << " protected files hashed in " << kPublishedManifest
             << ": `grader verify` in the copy lists any that changed\n";
   for (const auto& n : r.notes) std::cout << "  " << Style::yellow("note: ") << n << "\n";
+  for (const auto& w : r.warnings) std::cerr << Style::yellow("warning: ") << w << "\n";
   return kExitPass;
 }
 
@@ -84,6 +89,10 @@ Command publish_command() {
                 ->required();
             sub.add_option("--labs", o->labs, "labs to publish, e.g. lab00,lab07 (default: every lab)")->delimiter(',');
             sub.add_flag("--force", o->force, "replace DIR if it is an earlier published copy (or an empty folder)");
+            sub.add_flag("--from-working-tree", o->from_working_tree,
+                         "publish the files on disk, uncommitted edits and untracked files included (default: the "
+                         "course's last commit, refused while what it publishes differs from it; needed where the "
+                         "course is not in git)");
             sub.add_option("--hint-penalty", o->hint_penalty,
                            "points off per hint shown in this class: stated in the copy's README and by grader hint "
                            "(use the same number with grader batch)")

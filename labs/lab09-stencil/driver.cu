@@ -43,19 +43,17 @@ std::vector<float> weights_for(std::uint64_t host_seed, int count) {
 
 // ---- the baselines: one output per thread, plain loads, zeros outside ----
 
+// The plain version the lesson starts from: a test on every tap, in every
+// warp. (Step 1's answer tests the whole window once; this file is published,
+// so the baseline must not be that answer.)
 template <int R>
 __global__ void stencil_1d_plain(float* __restrict__ out, const float* __restrict__ in, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   float sum = 0.0f;
-  if (i >= R && i + R < n) {
 #pragma unroll
-    for (int k = -R; k <= R; ++k) sum += baseline_weights[k + R] * in[i + k];
-  } else {
-#pragma unroll
-    for (int k = -R; k <= R; ++k)
-      if (i + k >= 0 && i + k < n) sum += baseline_weights[k + R] * in[i + k];
-  }
+  for (int k = -R; k <= R; ++k)
+    if (i + k >= 0 && i + k < n) sum += baseline_weights[k + R] * in[i + k];
   out[i] = sum;
 }
 
