@@ -5,7 +5,8 @@
 // grade says plainly what ran (no GPU: the static checks pass or not; a failed
 // build grades nothing; --timings says where the time went; a deleted kernel.cu
 // is named with the command that restores it; no toolkit is said to be the
-// machine's, with what to install). A class copy with a hint
+// machine's, with what to install; what the compiler says of a submission is
+// shown as text, never as terminal input or JSON that cannot be written). A class copy with a hint
 // penalty shows no paid hint without the student's agreement.
 //
 // The GPU is hidden from every grade here (CUDA_VISIBLE_DEVICES empty), so the
@@ -247,6 +248,35 @@ TEST(Cli, AFailedBuildSaysNothingWasGraded) {
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_NE(r.out.find("no step is graded until kernel.cu builds"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("The static checks pass"), std::string::npos) << r.out;
+}
+
+// A submission chooses what its compiler says of it. An #error of terminal
+// escapes and bytes that are not UTF-8 once rewrote a batch's terminal row and
+// made every --json grade of it a grader error (exit 2, "type_error.316"): it
+// is shown as text, on the terminal and in valid JSON, and the grade is what
+// it is, a failed build (exit 3).
+TEST(Cli, WhatTheCompilerSaysOfASubmissionIsShownAsText) {
+  REQUIRE_NVCC();
+  const fs::path dir = fs::temp_directory_path() / ("cli_test-hostile-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const fs::path kernel = dir / "kernel.cu";
+  std::ofstream(kernel, std::ios::binary) << "#include \"lab.cuh\"\n"
+                                          << "#error \x1b[2K\x1b[1G10/10 points \xff\xc0\xaf end\n";
+  const std::string shown = "#error \\x1b[2K\\x1b[1G10/10 points \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD end";
+
+  const auto j = run({"--json", "grade", "lab07", "--submission", kernel.string()});
+  EXPECT_EQ(j.exit_code, 3) << j.out << j.err;
+  json report;
+  ASSERT_NO_THROW(report = json::parse(j.out)) << j.out;
+  ASSERT_EQ(report.value("schema", ""), "cuda-memory-labs/grade/1") << j.out;
+  const std::string diagnostics = report["build"]["student"].value("diagnostics", "");
+  EXPECT_NE(diagnostics.find(shown), std::string::npos) << diagnostics;
+
+  const auto t = run({"--no-color", "grade", "lab07", "--submission", kernel.string()});
+  EXPECT_EQ(t.exit_code, 3) << t.out << t.err;
+  EXPECT_NE(t.out.find(shown), std::string::npos) << t.out;
+  EXPECT_EQ(t.out.find('\x1b'), std::string::npos) << "an escape reached the terminal";
+  fs::remove_all(dir);
 }
 
 // A student's kernel.cu deleted by mistake: the grade names the file and the

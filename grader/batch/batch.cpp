@@ -20,6 +20,7 @@
 #include "child_grade.hpp"
 #include "child_process.hpp"
 #include "gpu_lock.hpp"
+#include "json_text.hpp"
 #include "sealed_run.hpp"
 #include "session.hpp"
 #include "text.hpp"
@@ -293,7 +294,7 @@ std::vector<BatchRow> run_batch(const std::vector<Submission>& subs, const Batch
   const auto finish = [&](std::size_t i, BatchRow row) {
     if (!row.reused)
       write_file_atomically(row_file(row.id),
-                            row_to_json(row, settings.lab_id, settings.isolation.mode).dump(2) + "\n");
+                            json_text(row_to_json(row, settings.lab_id, settings.isolation.mode)) + "\n");
     std::lock_guard<std::mutex> lock(mutex);
     rows[i] = std::move(row);
     if (progress) progress(rows[i]);
@@ -326,7 +327,8 @@ std::vector<BatchRow> run_batch(const std::vector<Submission>& subs, const Batch
   // Every row once more, from this process's memory, now that no submission's
   // process is left: a file one of them changed while it ran is put right.
   for (const auto& row : rows)
-    write_file_atomically(row_file(row.id), row_to_json(row, settings.lab_id, settings.isolation.mode).dump(2) + "\n");
+    write_file_atomically(row_file(row.id),
+                          json_text(row_to_json(row, settings.lab_id, settings.isolation.mode)) + "\n");
   return rows;
 }
 

@@ -11,6 +11,7 @@
 
 #include "child_process.hpp"
 #include "course.hpp"
+#include "json_text.hpp"
 #include "text.hpp"
 #include "toolchain.hpp"
 
@@ -198,7 +199,7 @@ fs::path write_slurm_batch(const SlurmBatch& b) {
   const fs::path dir = b.out / "slurm";
   fs::create_directories(dir / "logs");
   fs::create_directories(b.out / "results");
-  write_file_atomically(dir / "batch.json", slurm_batch_to_json(b).dump(2) + "\n");
+  write_file_atomically(dir / "batch.json", json_text(slurm_batch_to_json(b)) + "\n");
   write_file_atomically(dir / "tasks.txt", slurm_task_list(b));
   const fs::path script = dir / "job.sbatch";
   write_file_atomically(script, slurm_job_script(b));
@@ -313,7 +314,7 @@ void write_gradebooks(const fs::path& out, const std::vector<BatchRow>& rows, co
   write_file_atomically(out / "junit.xml", junit_xml(rows, info));
   for (const auto& r : rows)
     write_file_atomically(out / "gradescope" / result_file_stem(r.id) / "results.json",
-                          gradescope_result(r, info).dump(2) + "\n");
+                          json_text(gradescope_result(r, info)) + "\n");
 }
 
 }  // namespace grader

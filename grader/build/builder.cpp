@@ -36,6 +36,9 @@ const std::vector<std::string> kRefereeUnits = {"referee_main",  "referee_suppor
                                                 "channel",       "isolation",       "gpu_turn"};
 const std::vector<std::string> kWorkerUnits = {"worker_main", "serve", "support_kernels", "shared_memory", "channel"};
 
+// What a kernel.cu's build checks (builder_kernel.cpp); named again when a check is added.
+const char* const kKernelChecks = "checks: includes, host assembly, #line directives and line markers";
+
 std::string stem_of(const std::string& unit) { return fs::path(unit).stem().string(); }
 
 // The objects of `units` among common/'s, in the order `units` names them.
@@ -184,7 +187,9 @@ Builder::SourceCompiles Builder::start_compiles(const RunnerSource& src, const s
     });
   }
 
-  const std::string kernel_key = ContentHash(base).add("kernel").add_file(src.kernel).hex();
+  // The checks a kernel.cu's build passed are part of its entry's key: an
+  // entry a grader without one of them made was never refused by it.
+  const std::string kernel_key = ContentHash(base).add("kernel").add(kKernelChecks).add_file(src.kernel).hex();
   const builder_detail::KernelCompile kernel{nvcc_with_flags(), src, common, toolkit_root, settings_.verbose};
   jobs.kernel = std::async(std::launch::async, [this, kernel, kernel_key] {
     return builder_detail::cached_build(

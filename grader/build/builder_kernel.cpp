@@ -1,14 +1,19 @@
 // kernel.cu compiled as hostile code: staged in a private folder with only
-// the lab's and common/'s headers, its includes listed (nvcc -M) and checked
-// before anything is compiled, then compiled in the sandbox, and its host
-// assembly checked even when the compile failed. What may be included and
-// assembled is decided in builder_checks.cpp.
+// the lab's and common/'s headers, its #line directives and its includes
+// (nvcc -M) checked before anything is compiled, then compiled in the sandbox,
+// and its preprocessed code's line markers and its host assembly checked even
+// when the compile failed; what it shows of the compiler's messages is about
+// its own files only. What may be included and assembled is decided in
+// builder_checks.cpp, which files its lines may be said to come from in
+// line_directives.cpp.
 #include <algorithm>
 #include <fstream>
 #include <regex>
 #include <sstream>
 
 #include "builder_steps.hpp"
+#include "diagnostics.hpp"
+#include "line_directives.hpp"
 #include "text.hpp"
 
 namespace fs = std::filesystem;
@@ -41,6 +46,11 @@ std::string short_paths(std::string text, const KernelCompile& job, const fs::pa
   return text;
 }
 
+// Where a kernel.cu may include from besides its staged folder: the toolkit's and the system's headers.
+std::vector<fs::path> header_roots(const KernelCompile& job) {
+  return {job.toolkit_root, "/usr/include", "/usr/lib/gcc", "/usr/local/include"};
+}
+
 // Every file kernel.cu includes, before anything is compiled: false with the
 // refusal (or the preprocessor's errors) in `log` when one is not allowed.
 bool includes_allowed(const KernelCompile& job, const std::vector<std::string>& flags, const fs::path& stage,
@@ -71,14 +81,27 @@ bool includes_allowed(const KernelCompile& job, const std::vector<std::string>& 
       if (line.rfind(job.source.display_name, 0) == 0) log += line + "\n";
     return false;
   }
-  const std::string foreign = foreign_includes(
-      parse_dependency_rule(deps),
-      {fs::weakly_canonical(stage), job.toolkit_root, "/usr/include", "/usr/lib/gcc", "/usr/local/include"});
+  std::vector<fs::path> roots = header_roots(job);
+  roots.insert(roots.begin(), fs::weakly_canonical(stage));
+  const std::string foreign = foreign_includes(parse_dependency_rule(deps), roots);
   if (!foreign.empty()) {
     log = foreign + "\n";
     return false;
   }
   return true;
+}
+
+// The preprocessed kernel.cu (nvcc --keep's .ii, for the device and for the
+// host), whose line markers say which file each line is from, whatever macro
+// made a #line's file name: empty, or why it is refused.
+std::string foreign_preprocessed_lines(const fs::path& work, const PublicFiles& files) {
+  std::error_code ec;
+  for (fs::directory_iterator it(work / "keep", ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() != ".ii") continue;
+    const std::string bad = foreign_line_marker(read_file(it->path()).value_or(""), files);
+    if (!bad.empty()) return bad;
+  }
+  return "";
 }
 
 // The host assembly, exactly as the assembler read it: empty, or why it is refused.
@@ -118,19 +141,31 @@ bool compile_kernel(const KernelCompile& job, const fs::path& work, std::string&
   fs::create_directories(work / "keep");
   auto flags = job.nvcc;
   flags.insert(flags.end(), {"-I" + (stage / "lab").string(), "-I" + (stage / "common").string()});
+  const PublicFiles files(stage, work, header_roots(job));  // what its build may name (line_directives.hpp)
+  // Before the preprocessor runs at all: its own #warning or #error would quote the file a #line names.
+  const std::string renamed = foreign_line_directive(read_file(stage / "kernel.cu").value_or(""), files);
+  if (!renamed.empty()) {
+    log = renamed + "\n";
+    return false;
+  }
   if (!includes_allowed(job, flags, stage, work, log)) return false;
 
   auto argv = flags;
   argv.insert(argv.end(), {"--keep", "--keep-dir", (work / "keep").string(), "-Xcompiler", "-save-temps=obj", "-c",
                            (stage / "kernel.cu").string(), "-o", (work / "kernel.o").string()});
   const bool ok = run_tool(argv, work, log, job.verbose, /*sandboxed=*/true);
+  // Only what the compiler said of kernel.cu and the files it may include:
+  // whatever escaped the checks here, a message about another file quotes it.
+  const std::string own = without_messages_about(log, [&](const std::string& f) { return files.contains(f); });
+  if (own != log) log = own + "(the compiler's messages about other files are not shown)\n";
   log = short_paths(log, job, stage, work);
-  // Looked at even when the build failed, since the assembler's errors could
-  // quote what such a directive pulled in.
-  const std::string bad = forbidden_host_assembly(work);
-  if (!bad.empty()) {
-    log = bad + "\n";
-    return false;
+  // Looked at even when the build failed, since the compiler's and the
+  // assembler's errors could quote what such a directive pulled in.
+  for (const std::string& bad : {foreign_preprocessed_lines(work, files), forbidden_host_assembly(work)}) {
+    if (!bad.empty()) {
+      log = bad + "\n";
+      return false;
+    }
   }
   if (!ok) return false;
   return keep_outputs(work, stage, log);

@@ -10,6 +10,7 @@
 #include "app.hpp"
 #include "batch.hpp"
 #include "gradebook.hpp"
+#include "json_text.hpp"
 #include "session.hpp"
 #include "slurm.hpp"
 #include "terminal.hpp"
@@ -85,17 +86,16 @@ int run_slurm_batch_command(const BatchCommandOptions& o, const GlobalOptions& g
   std::string job_id;
   if (!o.no_submit) job_id = submit_slurm_batch(b, script);
   if (g.json) {
-    std::cout << json{{"schema", "cuda-memory-labs/slurm-submit/1"},
-                      {"lab", lab.folder},
-                      {"out", b.out.string()},
-                      {"script", script.string()},
-                      {"tasks", b.submissions.size()},
-                      {"submitted", !o.no_submit},
-                      {"job_id", job_id.empty() ? json(nullptr) : json(job_id)},
-                      {"collect", collect},
-                      {"warnings", warnings},
-                      {"exit_code", kExitPass}}
-                     .dump(2)
+    std::cout << json_text(json{{"schema", "cuda-memory-labs/slurm-submit/1"},
+                                {"lab", lab.folder},
+                                {"out", b.out.string()},
+                                {"script", script.string()},
+                                {"tasks", b.submissions.size()},
+                                {"submitted", !o.no_submit},
+                                {"job_id", job_id.empty() ? json(nullptr) : json(job_id)},
+                                {"collect", collect},
+                                {"warnings", warnings},
+                                {"exit_code", kExitPass}})
               << "\n";
   } else {
     for (const auto& w : warnings) std::cerr << Style::yellow("warning: ") << w << "\n";
@@ -136,7 +136,7 @@ void write_class_files(const fs::path& out, const std::vector<BatchRow>& rows, c
   write_file_atomically(out / "junit.xml", junit_xml(rows, info));
   for (const auto& r : rows)
     write_file_atomically(out / "gradescope" / result_file_stem(r.id) / "results.json",
-                          gradescope_result(r, info).dump(2) + "\n");
+                          json_text(gradescope_result(r, info)) + "\n");
 }
 
 // Each submission's row as `grader --json batch` lists it.
@@ -231,7 +231,7 @@ int run_batch_command(const BatchCommandOptions& o, const GlobalOptions& g) {
   // No GPU: nothing was graded, and a caller must not take the files for grades.
   const int code = n.not_graded > 0 ? kExitEnvironment : kExitPass;
   if (g.json)
-    std::cout << batch_json(lab.folder, out, env, info, rows, code).dump(2) << "\n";
+    std::cout << json_text(batch_json(lab.folder, out, env, info, rows, code)) << "\n";
   else
     print_batch_summary(rows, out, session.device.reason);
   return code;

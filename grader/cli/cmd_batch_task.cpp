@@ -11,6 +11,7 @@
 
 #include "app.hpp"
 #include "batch.hpp"
+#include "json_text.hpp"
 #include "session.hpp"
 #include "slurm.hpp"
 
@@ -110,7 +111,7 @@ int run_batch_task(const BatchTaskOptions& o, const GlobalOptions& g) {
       code = kExitEnvironment;
     }
   }
-  write_file_atomically(file, row_to_json(row, b.lab_id, isolation).dump(2) + "\n");
+  write_file_atomically(file, json_text(row_to_json(row, b.lab_id, isolation)) + "\n");
   std::cout << row.status << (row.reason.empty() ? "" : ": " + row.reason) << "\nwrote " << file.string() << "\n";
   return code;
 }

@@ -13,6 +13,7 @@
 #include "app.hpp"
 #include "bar_chart.hpp"
 #include "bench_sections.hpp"
+#include "json_text.hpp"
 #include "manifest.hpp"
 #include "referee_client.hpp"
 #include "session.hpp"
@@ -191,13 +192,12 @@ void print_bench(const std::string& lab, const Session& s, const std::vector<Row
                     {"kernel", r.label},
                     {"timing", r.timing ? json(*r.timing) : json(nullptr)},
                     {"error", r.error}});
-    std::cout << json{{"schema", "cuda-memory-labs/bench/1"},
-                      {"lab", lab},
-                      {"seed", seed},
-                      {"gpu", s.device.name},
-                      {"memcpy_gbps", s.device.memcpy_gbps.value_or(0)},
-                      {"rows", jr}}
-                     .dump(2)
+    std::cout << json_text(json{{"schema", "cuda-memory-labs/bench/1"},
+                                {"lab", lab},
+                                {"seed", seed},
+                                {"gpu", s.device.name},
+                                {"memcpy_gbps", s.device.memcpy_gbps.value_or(0)},
+                                {"rows", jr}})
               << "\n";
     return;
   }

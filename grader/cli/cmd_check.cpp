@@ -9,6 +9,7 @@
 #include "activity.hpp"
 #include "app.hpp"
 #include "course_lint.hpp"
+#include "json_text.hpp"
 #include "lab_reset.hpp"
 #include "lesson_checks.hpp"
 #include "lesson_measurements.hpp"
@@ -175,7 +176,7 @@ int run_check(const CheckCommandOptions& o, const GlobalOptions& g) {
   c.exit_code = lint_exit_code(c, no_toolkit);
 
   if (g.json) {
-    std::cout << lint_to_json(c).dump(2) << "\n";
+    std::cout << json_text(lint_to_json(c)) << "\n";
     return c.exit_code;
   }
   print_totals(c);

@@ -8,6 +8,7 @@
 #include "app.hpp"
 #include "course.hpp"
 #include "gradebook.hpp"
+#include "json_text.hpp"
 #include "manifest.hpp"
 #include "slurm.hpp"
 #include "terminal.hpp"
@@ -94,16 +95,15 @@ int run_collect(const CollectOptions& o, const GlobalOptions& g) {
                        {"missing", missing}};
   const int code = n.not_graded > 0 ? kExitEnvironment : kExitPass;
   if (g.json)
-    std::cout << json{{"schema", "cuda-memory-labs/collect/1"},
-                      {"lab", c.lab_folder},
-                      {"out", c.batch.out.string()},
-                      {"slurm_job_id", c.job.empty() ? json(nullptr) : json(c.job)},
-                      {"total_points", c.info.total_points()},
-                      {"hint_penalty", c.info.hint_penalty},
-                      {"counts", counts},
-                      {"rows", jrows},
-                      {"exit_code", code}}
-                     .dump(2)
+    std::cout << json_text(json{{"schema", "cuda-memory-labs/collect/1"},
+                                {"lab", c.lab_folder},
+                                {"out", c.batch.out.string()},
+                                {"slurm_job_id", c.job.empty() ? json(nullptr) : json(c.job)},
+                                {"total_points", c.info.total_points()},
+                                {"hint_penalty", c.info.hint_penalty},
+                                {"counts", counts},
+                                {"rows", jrows},
+                                {"exit_code", code}})
               << "\n";
   else
     print_collected(c, jrows, counts);

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "app.hpp"
+#include "json_text.hpp"
 #include "session.hpp"
 #include "terminal.hpp"
 
@@ -78,7 +79,7 @@ int run_doctor(const GlobalOptions& g) {
   }
   const int code = session && session->device.present ? kExitPass : kExitEnvironment;
   if (g.json) {
-    std::cout << doctor_json(course, session, toolkit_error).dump(2) << "\n";
+    std::cout << json_text(doctor_json(course, session, toolkit_error)) << "\n";
     return code;
   }
   std::cout << "course  " << course.root().string() << " (" << course.labs().size() << " labs)\n\n";

@@ -4,6 +4,7 @@
 
 #include "app.hpp"
 #include "grade_and_record.hpp"
+#include "json_text.hpp"
 #include "phase_log.hpp"
 
 namespace grader {
@@ -54,7 +55,7 @@ int run_grade(const GradeCommandOptions& o, const GlobalOptions& g) {
     j["phases"] = nlohmann::json::array();
     for (const auto& p : phases)
       j["phases"].push_back({{"what", p.what}, {"start", p.start_s}, {"seconds", p.seconds}, {"depth", p.depth}});
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j) << "\n";
   } else {
     print_report(report, g.verbose);
     if (o.timings) std::cout << "\nWhere the time went:\n" << format_phases(phases, total_s);

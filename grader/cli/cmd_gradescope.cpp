@@ -7,6 +7,7 @@
 #include "app.hpp"
 #include "batch.hpp"
 #include "gradebook.hpp"
+#include "json_text.hpp"
 #include "session.hpp"
 
 namespace fs = std::filesystem;
@@ -87,16 +88,15 @@ int run_gradescope(const GradescopeOptions& o, const GlobalOptions& g) {
     row = grade_submission(s, settings);
   }
   const json result = gradescope_result(row, info);
-  write_file_atomically(results, result.dump(2) + "\n");
+  write_file_atomically(results, json_text(result) + "\n");
   if (g.json) {
-    std::cout << json{{"schema", "cuda-memory-labs/gradescope/1"},
-                      {"results", results.string()},
-                      {"submission", s.source.empty() ? json(nullptr) : json(s.source.string())},
-                      {"status", row.status},
-                      {"reason", row.reason},
-                      {"score", result.value("score", json(nullptr))},
-                      {"exit_code", row.status == "not_graded" ? kExitEnvironment : kExitPass}}
-                     .dump(2)
+    std::cout << json_text(json{{"schema", "cuda-memory-labs/gradescope/1"},
+                                {"results", results.string()},
+                                {"submission", s.source.empty() ? json(nullptr) : json(s.source.string())},
+                                {"status", row.status},
+                                {"reason", row.reason},
+                                {"score", result.value("score", json(nullptr))},
+                                {"exit_code", row.status == "not_graded" ? kExitEnvironment : kExitPass}})
               << "\n";
   } else {
     std::cout << "graded " << (s.source.empty() ? dir.string() : s.source.string()) << ": " << row.status

@@ -13,6 +13,7 @@
 #include "course.hpp"
 #include "gradebook.hpp"
 #include "hint_policy.hpp"
+#include "json_text.hpp"
 #include "manifest.hpp"
 #include "progress.hpp"
 #include "terminal.hpp"
@@ -139,7 +140,7 @@ int run_hint(const HintOptions& o, const GlobalOptions& g) {
     out["step"] = nullptr;
     out["hints"] = nlohmann::json::array();
     if (g.json)
-      std::cout << out.dump(2) << "\n";
+      std::cout << json_text(out) << "\n";
     else
       std::cout << "Every step of " << lab.folder << " passes: no hint needed. (grader hint " << lab.id
                 << " --step N shows a step's hints.)\n";
@@ -155,7 +156,7 @@ int run_hint(const HintOptions& o, const GlobalOptions& g) {
   out["shown"] = shown;
   out["hints"] = std::vector<std::string>(step->hints.begin(), step->hints.begin() + shown);
   if (g.json) {
-    std::cout << out.dump(2) << "\n";
+    std::cout << json_text(out) << "\n";
     return kExitPass;
   }
   print_hints(lab, *step, warnings, shown, fresh);

@@ -4,6 +4,7 @@
 
 #include "app.hpp"
 #include "course.hpp"
+#include "json_text.hpp"
 #include "lab_list.hpp"
 #include "manifest.hpp"
 #include "progress.hpp"
@@ -55,7 +56,8 @@ int run_list(const GlobalOptions& g) {
     entries.push_back(entry);
   }
   if (g.json) {
-    std::cout << nlohmann::json{{"schema", "cuda-memory-labs/list/1"}, {"labs", labs}, {"warnings", warnings}}.dump(2)
+    std::cout << json_text(
+                     nlohmann::json{{"schema", "cuda-memory-labs/list/1"}, {"labs", labs}, {"warnings", warnings}})
               << "\n";
     return kExitPass;
   }

@@ -6,6 +6,7 @@
 
 #include "app.hpp"
 #include "course.hpp"
+#include "json_text.hpp"
 #include "publish.hpp"
 #include "terminal.hpp"
 
@@ -32,10 +33,8 @@ int run_publish(const PublishCommandOptions& o, const GlobalOptions& g) {
     r = publish(course, po);
   } catch (const PublishError& e) {
     if (g.json) {
-      std::cout << nlohmann::json{{"schema", "cuda-memory-labs/error/1"},
-                                  {"error", e.what()},
-                                  {"exit_code", e.exit_code}}
-                       .dump(2)
+      std::cout << json_text(nlohmann::json{
+                       {"schema", "cuda-memory-labs/error/1"}, {"error", e.what()}, {"exit_code", e.exit_code}})
                 << "\n";
     } else {
       std::cerr << Style::red("error: ") << e.what() << "\n";
@@ -44,28 +43,25 @@ int run_publish(const PublishCommandOptions& o, const GlobalOptions& g) {
   } catch (const std::filesystem::filesystem_error& e) {
     const std::string msg = std::string("cannot write the class copy (nothing was published): ") + e.what();
     if (g.json)
-      std::cout << nlohmann::json{{"schema", "cuda-memory-labs/error/1"},
-                                  {"error", msg},
-                                  {"exit_code", kExitEnvironment}}
-                       .dump(2)
+      std::cout << json_text(nlohmann::json{
+                       {"schema", "cuda-memory-labs/error/1"}, {"error", msg}, {"exit_code", kExitEnvironment}})
                 << "\n";
     else
       std::cerr << Style::red("error: ") << msg << "\n";
     return kExitEnvironment;
   }
   if (g.json) {
-    std::cout << nlohmann::json{{"schema", "cuda-memory-labs/publish/2"},
-                                {"out", r.out.string()},
-                                {"labs", r.labs},
-                                {"files", r.files},
-                                {"protected_files", r.protected_files},
-                                {"source", r.source},
-                                {"notes", r.notes},
-                                {"warnings", r.warnings},
-                                {"hint_penalty",
-                                 o.hint_penalty ? nlohmann::json(*o.hint_penalty) : nlohmann::json(nullptr)},
-                                {"seconds", r.seconds}}
-                     .dump(2)
+    std::cout << json_text(nlohmann::json{
+                     {"schema", "cuda-memory-labs/publish/2"},
+                     {"out", r.out.string()},
+                     {"labs", r.labs},
+                     {"files", r.files},
+                     {"protected_files", r.protected_files},
+                     {"source", r.source},
+                     {"notes", r.notes},
+                     {"warnings", r.warnings},
+                     {"hint_penalty", o.hint_penalty ? nlohmann::json(*o.hint_penalty) : nlohmann::json(nullptr)},
+                     {"seconds", r.seconds}})
               << "\n";
     return kExitPass;
   }

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "app.hpp"
+#include "json_text.hpp"
 #include "lab_reset.hpp"
 #include "manifest.hpp"
 #include "terminal.hpp"
@@ -64,7 +65,7 @@ int run_reset(const ResetOptions& o, const GlobalOptions& g) {
                         {"progress_kept", true}};
   if (current == skeleton.text) {
     if (g.json)
-      std::cout << out.dump(2) << "\n";
+      std::cout << json_text(out) << "\n";
     else
       std::cout << name << " is already the skeleton: it matches " << skeleton.origin << ". Nothing to do.\n";
     return kExitPass;
@@ -91,7 +92,7 @@ int run_reset(const ResetOptions& o, const GlobalOptions& g) {
   out["reset"] = true;
   if (current) out["backup"] = shown(backup, course.root());
   if (g.json) {
-    std::cout << out.dump(2) << "\n";
+    std::cout << json_text(out) << "\n";
   } else {
     std::cout << Style::green("Restored ") << name << " from " << skeleton.origin << ".\n";
     if (current)

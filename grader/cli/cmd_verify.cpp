@@ -6,6 +6,7 @@
 
 #include "app.hpp"
 #include "course.hpp"
+#include "json_text.hpp"
 #include "publish.hpp"
 #include "terminal.hpp"
 
@@ -19,10 +20,8 @@ int run_verify(const GlobalOptions& g) {
     v = verify_published(course.root());
   } catch (const PublishError& e) {
     if (g.json)
-      std::cout << nlohmann::json{{"schema", "cuda-memory-labs/error/1"},
-                                  {"error", e.what()},
-                                  {"exit_code", e.exit_code}}
-                       .dump(2)
+      std::cout << json_text(nlohmann::json{
+                       {"schema", "cuda-memory-labs/error/1"}, {"error", e.what()}, {"exit_code", e.exit_code}})
                 << "\n";
     else
       std::cerr << Style::red("error: ") << e.what() << "\n";
@@ -30,14 +29,13 @@ int run_verify(const GlobalOptions& g) {
   }
   const int code = v.ok() ? kExitPass : kExitStepFailed;
   if (g.json) {
-    std::cout << nlohmann::json{{"schema", "cuda-memory-labs/verify/1"},
-                                {"course", course.root().string()},
-                                {"checked", v.checked},
-                                {"modified", v.modified},
-                                {"missing", v.missing},
-                                {"ok", v.ok()},
-                                {"exit_code", code}}
-                     .dump(2)
+    std::cout << json_text(nlohmann::json{{"schema", "cuda-memory-labs/verify/1"},
+                                          {"course", course.root().string()},
+                                          {"checked", v.checked},
+                                          {"modified", v.modified},
+                                          {"missing", v.missing},
+                                          {"ok", v.ok()},
+                                          {"exit_code", code}})
               << "\n";
     return code;
   }

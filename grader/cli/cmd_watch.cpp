@@ -10,6 +10,7 @@
 #include "app.hpp"
 #include "file_watcher.hpp"
 #include "grade_and_record.hpp"
+#include "json_text.hpp"
 #include "terminal.hpp"
 
 namespace grader {
@@ -97,7 +98,7 @@ int run_watch(const WatchOptions& o, const GlobalOptions& g) {
     go.reuse_tool_runs = true;  // a save that changes nothing in the program reruns no tool
     const GradeReport report = grade_and_record(session, lab, manifest, go);
     if (g.json)
-      std::cout << report_to_json(report).dump() << "\n";
+      std::cout << json_text(report_to_json(report), -1) << "\n";
     else
       print_report(report, g.verbose);
     std::cout << std::flush;  // a pipe reading the reports gets each as it is made

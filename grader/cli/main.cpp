@@ -12,6 +12,7 @@
 #include "child_process.hpp"
 #include "course.hpp"
 #include "edit_distance.hpp"
+#include "json_text.hpp"
 #include "manifest.hpp"
 #include "terminal.hpp"
 #include "toolchain.hpp"
@@ -114,7 +115,7 @@ Arguments normalise_arguments(int argc, char** argv) {
 int report_error(const GlobalOptions& g, const std::string& message, int code) {
   if (g.json) {
     nlohmann::json j = {{"schema", "cuda-memory-labs/error/1"}, {"error", message}, {"exit_code", code}};
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j) << "\n";
   } else {
     std::cerr << Style::red("error: ") << message << "\n";
   }

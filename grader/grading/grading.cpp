@@ -175,6 +175,7 @@ GradeReport LabGrader::run() {
     fs::remove_all(run_dir_, ec);
   }
   rep_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  make_printable(rep_);
   return rep_;
 }
 

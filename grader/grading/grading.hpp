@@ -98,6 +98,12 @@ struct GradeReport {
 
 GradeReport grade_lab(Session& session, const LabInfo& lab, const Manifest& manifest, const GradeOptions& options);
 
+// Every text of `report` made printable (printable.hpp: controls shown as
+// escapes, invalid UTF-8 replaced). A grade hands out its report only through
+// this (printable_report.cpp), so what a submission made its compiler, its
+// program or a tool print reaches every writer of a report as data.
+void make_printable(GradeReport& report);
+
 // The hint for what the failing checks of `step` measured: the step's own
 // symptom_hints first, then the lab's; "" when none matches.
 std::string symptom_hint(const Manifest& manifest, const Step& step, const std::vector<CheckResult>& checks);

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "child_process.hpp"
-#include "text.hpp"
+#include "printable.hpp"
 
 namespace grader {
 namespace {
@@ -94,14 +94,6 @@ std::string human_bytes(std::uint64_t n) {
   return buf;
 }
 
-// Length of the valid, printable UTF-8 sequence at s[i], or 0.
-std::size_t printable_utf8(const std::string& s, std::size_t i) {
-  // U+0080..U+009F are C1 controls: 0xC2 0x9B is a terminal's CSI.
-  if (static_cast<unsigned char>(s[i]) == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) < 0xA0)
-    return 0;
-  return utf8_sequence_length(s, i);
-}
-
 }  // namespace
 
 std::string ChildResult::describe() const {
@@ -149,22 +141,8 @@ std::string read_head(const std::filesystem::path& file, std::size_t max_bytes) 
   const std::uint64_t size = static_cast<std::uint64_t>(st.st_size);
   const std::uint64_t cut = size > raw.size() ? size - raw.size() : 0;
 
-  std::string text;
-  text.reserve(raw.size());
-  for (std::size_t i = 0; i < raw.size();) {
-    const unsigned char c = static_cast<unsigned char>(raw[i]);
-    if (c == '\r' && i + 1 < raw.size() && raw[i + 1] == '\n') {
-      ++i;  // CRLF reads as a newline
-    } else if (c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7F)) {
-      text += raw[i++];
-    } else if (const std::size_t len = c >= 0x80 ? printable_utf8(raw, i) : 0) {
-      text.append(raw, i, len);
-      i += len;
-    } else {
-      text += '?';
-      ++i;
-    }
-  }
+  // What the program wrote is its own: shown as data, never as terminal input.
+  std::string text = printable(raw);
   if (cut > 0) {
     if (!text.empty() && text.back() != '\n') text += '\n';
     text += "... [truncated: " + human_bytes(cut) + " more]";

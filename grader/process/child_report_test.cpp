@@ -20,8 +20,9 @@ TEST(ReadHead, ReplacesWhatWouldWreckATerminal) {
   ::close(fd);
   std::ofstream(tmpl, std::ios::binary) << "ok\t\x1b[31mred\xff caf\xc3\xa9 \xc2\x9b \xe2\x82\r\n"
                                         << std::string("\0\x07", 2) << "end";
-  EXPECT_EQ(read_head(tmpl, 1000), "ok\t?[31mred? caf\xc3\xa9 ?? ??\n??end");
-  EXPECT_EQ(read_head(tmpl, 4), "ok\t?\n... [truncated: 27 bytes more]");
+  EXPECT_EQ(read_head(tmpl, 1000),
+            "ok\t\\x1b[31mred\xEF\xBF\xBD caf\xc3\xa9 \\u009b \xEF\xBF\xBD\xEF\xBF\xBD\n\\x00\\x07end");
+  EXPECT_EQ(read_head(tmpl, 4), "ok\t\\x1b\n... [truncated: 27 bytes more]");
   fs::remove(tmpl);
   EXPECT_EQ(read_head(tmpl, 100), "");
 }

@@ -109,6 +109,17 @@ class PathRewriter {
   std::vector<std::pair<std::string, std::string>> rewrites_;
 };
 
+// The file a message's first line names: "file(12): error: ..." (nvcc, cudafe++)
+// or "file:12:5: error: ..." (g++).
+std::optional<std::string> message_file(const std::string& line) {
+  static const std::regex kNvcc(
+      R"(^(.+?)\((\d+)\): (catastrophic error|internal error|error|warning|remark|note)(?: #\d+(?:-D)?)?: )");
+  static const std::regex kGcc(R"(^(.+?):(\d+):(?:\d+:)? (fatal error|error|warning|note): )");
+  std::smatch m;
+  if (std::regex_search(line, m, kNvcc) || std::regex_search(line, m, kGcc)) return m[1].str();
+  return std::nullopt;
+}
+
 struct Group {
   CompilerMessage message;
   std::vector<CompilerMessage> notes;
@@ -237,6 +248,32 @@ std::string format_compiler_output(const std::string& raw,
 
   std::string out;
   for (std::size_t i = 0; i < blocks.size(); ++i) out += (i > 0 ? "\n" : "") + blocks[i];
+  return out;
+}
+
+std::string without_messages_about(const std::string& raw, const std::function<bool(const std::string& file)>& shown) {
+  // Lines that name a file without being a message of their own.
+  static const std::regex kWhere(
+      R"(^(?:In file included from |\s+from )(.+?):\d+[:,]?$|^(.+?): (?:In (?:member )?function|At global scope|In instantiation of))");
+  static const std::regex kTool(R"(^(ptxas|nvlink|nvcc|fatbinary|cicc|cudafe\+\+)\s)");
+  std::string out;
+  bool keep = true;  // whether the lines that follow belong to a message that is shown
+  std::istringstream lines(raw);
+  for (std::string line; std::getline(lines, line);) {
+    const std::string head = line.size() > kMaxLineLength ? line.substr(0, kMaxLineLength) : line;
+    std::smatch m;
+    if (const auto file = message_file(head)) {
+      keep = shown(*file);
+      if (keep) out += line + "\n";
+    } else if (std::regex_search(head, m, kWhere)) {
+      if (shown(m[1].matched ? m[1].str() : m[2].str())) out += line + "\n";
+    } else if (std::regex_search(head, kTool)) {
+      keep = true;
+      out += line + "\n";
+    } else if (keep) {
+      out += line + "\n";
+    }
+  }
   return out;
 }
 

@@ -4,6 +4,7 @@
 // first, with paths as the student knows them.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -32,6 +33,12 @@ std::vector<CompilerMessage> parse_compiler_output(const std::string& raw);
 std::string format_compiler_output(const std::string& raw,
                                    const std::vector<std::pair<std::string, std::string>>& path_rewrites,
                                    std::size_t max_errors = 5);
+
+// `raw` without the messages about a file `shown` refuses, and without the lines
+// that follow each (the source lines a compiler quotes from that file), nor the
+// lines that name such a file as where one was included or in which function.
+// Everything else is left as it is, for format_compiler_output.
+std::string without_messages_about(const std::string& raw, const std::function<bool(const std::string& file)>& shown);
 
 // For a link error such as "undefined reference to `launch_transpose(float*,
 // float const*, int, int, CUstream_st*)'", a sentence naming what is missing:

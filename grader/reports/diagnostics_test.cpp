@@ -277,5 +277,38 @@ TEST(Diagnostics, UnrecognisedOutputIsShownNotSwallowed) {
   EXPECT_EQ(format_compiler_output("", {}), "");
 }
 
+// With #line naming it, g++ quoted a solution's line under a #warning, and
+// cudafe++ and g++ an error's: a message about a file that is not shown goes
+// with every line it quotes, and so does a line that names such a file.
+TEST(Diagnostics, MessagesAboutFilesNotShownGoWithTheLinesTheyQuote) {
+  const std::string raw =
+      "/w/src/kernel.cu:3:2: warning: #warning mine [-Wcpp]\n"
+      "    3 | #warning mine\n"
+      "      |  ^~~~~~~\n"
+      "/course/solutions/kernel.cu:22:2: warning: #warning hello [-Wcpp]\n"
+      "   22 |       out[row] = tile[threadIdx.x][threadIdx.y + j];\n"
+      "      |  ^    ~~\n"
+      "In file included from /proc/self/exe:4:\n"
+      "/proc/self/exe(5): error: expected a \";\"\n"
+      "  \177ELF\x02\x01\n"
+      "  ^\n"
+      "\n"
+      "/proc/self/exe: In function 'void f()':\n"
+      "ptxas info    : 0 bytes gmem\n"
+      "/w/src/kernel.cu(7): error: identifier \"x\" is undefined\n"
+      "      x = 1;\n"
+      "      ^\n";
+  const std::string shown = without_messages_about(raw, [](const std::string& f) { return f == "/w/src/kernel.cu"; });
+  EXPECT_EQ(shown,
+            "/w/src/kernel.cu:3:2: warning: #warning mine [-Wcpp]\n"
+            "    3 | #warning mine\n"
+            "      |  ^~~~~~~\n"
+            "ptxas info    : 0 bytes gmem\n"
+            "/w/src/kernel.cu(7): error: identifier \"x\" is undefined\n"
+            "      x = 1;\n"
+            "      ^\n");
+  EXPECT_EQ(without_messages_about(raw, [](const std::string&) { return true; }), raw);
+}
+
 }  // namespace
 }  // namespace grader
