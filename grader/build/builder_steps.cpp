@@ -137,6 +137,18 @@ bool run_tool(std::vector<std::string> argv, const fs::path& work, std::string& 
   if (sealed) {
     sealed->end_processes();
     sealed->stage_out(staged, work);
+    // The compiler's text outputs name the folder it ran in: they name the
+    // work folder, as an unsealed compile's do (the line-marker check and the
+    // PTX's file names read them).
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(work, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string ext = it->path().extension().string();
+      if (!it->is_regular_file() || (ext != ".ii" && ext != ".s" && ext != ".ptx" && ext != ".d")) continue;
+      if (auto text = read_file(it->path()))
+        if (text->find(staged.string()) != std::string::npos)
+          std::ofstream(it->path(), std::ios::binary | std::ios::trunc)
+              << replace_all(*text, staged.string(), work.string());
+    }
     said = replace_all(said, staged.string(), work.string());
     errors = replace_all(errors, staged.string(), work.string());
   }

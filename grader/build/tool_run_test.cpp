@@ -64,15 +64,15 @@ class ToolRun : public ::testing::Test {
 // Where ncu can open its own lock file, that lock orders the profiles (it is
 // held only while ncu profiles) and the run holds a shared profiler turn; a
 // lock file made here may be opened by every user.
-TEST_F(ToolRun, AProfileUsesNcusOwnLockWithASharedProfilerTurn) {
+// Outside bwrap the profiled program is sealed and may write only its own
+// folder, where ncu's injection in it takes ncu's lock: that folder is the
+// profile's TMPDIR, and the profile takes the profiler turn alone.
+TEST_F(ToolRun, ASealedProfileRunsAloneWithTheSealsFolderAsTmpdir) {
   call.profiles = true;
   const RunnerOutcome out = call_tool(call);
   EXPECT_TRUE(out.ok()) << out.message;
-  EXPECT_EQ(said("tmpdir"), ncu_folder.string());
-  EXPECT_EQ(said("turn"), "shared");
-  EXPECT_EQ(fs::status(ncu_folder / "nsight-compute-lock").permissions() & fs::perms::all,
-            fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::group_write |
-                fs::perms::others_read | fs::perms::others_write);
+  EXPECT_EQ(said("tmpdir").rfind("/tmp/memlabs-sealed-", 0), 0u) << said("tmpdir");
+  EXPECT_EQ(said("turn"), "alone");
 }
 
 // Another user's lock file (here: a link, which neither ncu nor the grader
@@ -85,8 +85,8 @@ TEST_F(ToolRun, AProfileThatCannotOpenNcusLockRunsAloneWithATmpdirOfItsOwn) {
   const RunnerOutcome out = call_tool(call);
   EXPECT_TRUE(out.ok()) << out.message;
   const std::string tmpdir = said("tmpdir");
-  EXPECT_EQ(tmpdir.rfind("/tmp/cuda-memory-labs-tmp-", 0), 0u) << tmpdir;
-  EXPECT_LT(tmpdir.size(), 40u);  // ncu may make sockets there: a short path
+  EXPECT_EQ(tmpdir.rfind("/tmp/memlabs-sealed-", 0), 0u) << tmpdir;  // the seal's own folder
+  EXPECT_LT(tmpdir.size(), 40u);                                     // ncu may make sockets there: a short path
   EXPECT_EQ(said("existed"), "yes");
   EXPECT_FALSE(fs::exists(tmpdir));
   EXPECT_EQ(said("turn"), "alone");
@@ -118,7 +118,7 @@ TEST_F(ToolRun, AProfileWaitingForItsTurnHoldsNoGpuTurn) {
   EXPECT_EQ(std::system(("flock -n -x " + lock.string() + " true").c_str()), 0) << "it waits holding a GPU turn";
   other.reset();
   profile.join();
-  EXPECT_EQ(said("turn"), "shared");
+  EXPECT_EQ(said("turn"), "alone");  // a sealed profile runs alone
 }
 
 // In a sandbox the program's /tmp is its own: a folder of the grader's there

@@ -104,6 +104,8 @@ void SealedRun::hand_over(const fs::path& dir) const {
 }
 
 fs::path SealedRun::copy_program(const fs::path& program) const {
+  std::error_code ec;
+  if (!fs::is_regular_file(program, ec)) return program;  // nothing to copy: starting it fails as it would have
   const fs::path copy = folder_ / program.filename();
   fs::copy_file(program, copy, fs::copy_options::overwrite_existing);
   if (own_identity_ && ::chown(copy.c_str(), uid_, gid_) != 0)
