@@ -171,15 +171,22 @@ std::string seal_this_process(const SealSpec& s, bool& landlock_applied) {
     return "Landlock is not available on this kernel (it needs Linux 5.13 or later with Landlock enabled, and no "
            "seccomp filter that refuses it), so the files a submission may read cannot be limited";
   }
+  // Before the identity changes, while raising the limit is still allowed: a
+  // lower one inherited from the tool's run would otherwise stay. The kernel
+  // counts the processes of the user the process then is.
+  if (s.processes > 0) {
+    rlimit l{};
+    ::getrlimit(RLIMIT_NPROC, &l);
+    // Raising a hard limit needs CAP_SYS_RESOURCE, which containers often drop
+    // even for root: a lower limit already in force holds instead.
+    const rlim_t want = std::min<rlim_t>(s.processes, l.rlim_max);
+    l.rlim_cur = l.rlim_max = want;
+    if (::setrlimit(RLIMIT_NPROC, &l) != 0) return std::string("cannot limit processes: ") + std::strerror(errno);
+  }
   if (s.change_identity) {
     if (::setgroups(0, nullptr) != 0 || ::setresgid(s.gid, s.gid, s.gid) != 0 || ::setresuid(s.uid, s.uid, s.uid) != 0)
       return std::string("cannot become user ") + std::to_string(s.uid) + ": " + std::strerror(errno);
     if (::geteuid() != s.uid || ::getuid() != s.uid) return "the user did not change";
-  }
-  // After the change: the count is the new user's own.
-  if (s.processes > 0) {
-    const rlimit l{s.processes, s.processes};
-    ::setrlimit(RLIMIT_NPROC, &l);
   }
   return "";
 }

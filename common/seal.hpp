@@ -47,7 +47,7 @@ struct SealSpec {
   bool under_tool = false;
   double cpu_seconds = 0;        // RLIMIT_CPU when > 0
   std::uint64_t file_bytes = 0;  // RLIMIT_FSIZE when > 0
-  std::uint64_t processes = 0;   // RLIMIT_NPROC when > 0, set after the identity changes
+  std::uint64_t processes = 0;   // RLIMIT_NPROC when > 0, counted for the user it becomes
 };
 
 // The folders every sealed process may read: the system's programs, libraries

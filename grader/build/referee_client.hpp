@@ -23,7 +23,7 @@ namespace grader {
 struct RunnerOutcome {
   // "ok", or what went wrong: "timeout", "crash", "no_result", "cuda_error",
   // "bad_output", "mismatch", "timed_failure", "interference", "usage", "error",
-  // "protocol", "no_device", "referee".
+  // "protocol", "no_device", "referee", "process_limit" (a tool run's program used up its processes).
   std::string category = "ok";
   std::string message;  // one line for the student; empty when ok
   nlohmann::json result;

@@ -1,10 +1,15 @@
 #include "tool_run.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 
 #include "gpu_lock.hpp"
 #include "hardware_queues.hpp"
@@ -42,6 +47,37 @@ class PrivateTmpdir {
 
  private:
   fs::path path_;
+};
+
+// The most tasks a sealed run's user had at once, sampled while it runs: what
+// it leaves at the end says little, since the orphans are swept as the run ends.
+class TaskPeak {
+ public:
+  explicit TaskPeak(const SealedRun* run) {
+    if (!run || !run->own_identity()) return;
+    sampler_ = std::thread([this, run] {
+      while (!stop_.load()) {
+        most_ = std::max(most_.load(), run->tasks());
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait_for(lock, std::chrono::milliseconds(200), [this] { return stop_.load(); });
+      }
+    });
+  }
+  ~TaskPeak() {
+    stop_ = true;
+    wake_.notify_all();
+    if (sampler_.joinable()) sampler_.join();
+  }
+  TaskPeak(const TaskPeak&) = delete;
+  TaskPeak& operator=(const TaskPeak&) = delete;
+  std::size_t most() const { return most_.load(); }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::atomic<std::size_t> most_{0};
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::thread sampler_;
 };
 
 // The run's category and sentence from how the tool's process ended.
@@ -132,8 +168,11 @@ RunnerOutcome call_tool(const ToolCall& call) {
     if (profiler_turn && kv.rfind("TMPDIR=", 0) == 0) kv = "TMPDIR=" + profile_tmpdir.string();
   if (isolation.enabled()) {
     o.max_cpu_seconds = isolated_cpu_seconds(call.timeout_s);
-    o.max_processes = isolated_process_limit();
+    // A sealed program has a limit of its own user's (the seal's); the tool's
+    // would be inherited as a lower hard limit, which a container's root may not raise.
+    if (!sealed) o.max_processes = isolated_process_limit();
   }
+  std::size_t most_tasks = 0;
   std::unique_lock<std::mutex> one_at_a_time(g_sandboxed_tools, std::defer_lock);
   if (sandbox.mode == "bwrap") one_at_a_time.lock();
   {
@@ -144,16 +183,29 @@ RunnerOutcome call_tool(const ToolCall& call) {
     // A tool times nothing: it shares the GPU (in a sandbox, only with its own
     // grade's runs: whole_grade_turns()).
     const ProcessGpuTurn turn(memlabs::GpuUse::shared);
+    const TaskPeak peak(sealed ? &*sealed : nullptr);
     out.child = run_child(o);
+    most_tasks = peak.most();
   }
+  // A program that used up its own process limit leaves the tool no room to
+  // work in it (ncu: "Failed to profile"): that is the program's doing. What
+  // is left at the end is a little short of the limit (the program itself may
+  // be gone); an honest program has a few dozen tasks, CUDA's threads included.
+  const bool at_process_limit = sandbox.processes > 0 && most_tasks * 10 >= sandbox.processes * 9;
   if (sealed) sealed->end_processes();
   out.stdout_head = read_head(o.stdout_file, 4000);
   out.stderr_head = read_head(o.stderr_file, 4000);
   describe_tool_outcome(call, out);
+  if (at_process_limit && out.category != "timeout" && out.category != "crash") {
+    out.category = "process_limit";
+    out.message = call.who + " started as many processes and threads as a program may (" +
+                  std::to_string(sandbox.processes) + "), so the tool could not work in it";
+  }
   return out;
 }
 
 std::string tool_machinery_failure(const RunnerOutcome& outcome, const std::string& log) {
+  if (outcome.category == "process_limit") return "";  // the program's own doing
   const std::string all = log + "\n" + outcome.stderr_head + "\n" + outcome.stdout_head;
   static const std::string seal = "grader-seal: cannot seal the submission's code: ";
   if (const std::size_t at = all.find(seal); at != std::string::npos) {

@@ -61,12 +61,27 @@ class ToolRun : public ::testing::Test {
   ToolCall call;
 };
 
-// Where ncu can open its own lock file, that lock orders the profiles (it is
-// held only while ncu profiles) and the run holds a shared profiler turn; a
-// lock file made here may be opened by every user.
 // Outside bwrap the profiled program is sealed and may write only its own
 // folder, where ncu's injection in it takes ncu's lock: that folder is the
 // profile's TMPDIR, and the profile takes the profiler turn alone.
+// As root a sealed program has a user of its own, whose tasks its process limit
+// counts: one that uses them all up leaves the tool no room to work, and that
+// is the program's doing, not the grader's.
+TEST_F(ToolRun, AProgramThatUsesUpItsProcessesIsToBlameForItsToolRun) {
+  if (::geteuid() != 0) GTEST_SKIP() << "not root: the seal keeps the grader's user, whose tasks are not the program's";
+  std::ofstream(call.worker) << "#!/bin/sh\ni=0\nwhile [ $i -lt 480 ]; do sleep 20 & i=$((i+1)); done\nsleep 1\n";
+  fs::permissions(call.worker, fs::perms::owner_all);
+  const fs::path runs_it = dir / "runs_it.sh";
+  std::ofstream(runs_it) << "#!/bin/sh\n\"$@\"\nexit 1\n";
+  fs::permissions(runs_it, fs::perms::owner_all);
+  call.tool = {runs_it.string()};
+  ::setenv(kIsolateVar, "rlimits", 1);
+  const RunnerOutcome out = call_tool(call);
+  ::unsetenv(kIsolateVar);
+  EXPECT_EQ(out.category, "process_limit") << out.message;
+  EXPECT_EQ(tool_machinery_failure(out, ""), "");
+}
+
 TEST_F(ToolRun, ASealedProfileRunsAloneWithTheSealsFolderAsTmpdir) {
   call.profiles = true;
   const RunnerOutcome out = call_tool(call);

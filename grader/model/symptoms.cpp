@@ -21,6 +21,7 @@ const std::vector<SymptomTraits>& symptom_table() {
       {"api"},
       {"bad_output"},
       {"error"},
+      {"process_limit"},
       // the referee: a timed launch wrong after right ones, the GPU kept busy, a broken reply
       {"timed_mismatch", 11},
       {"interference", 19},

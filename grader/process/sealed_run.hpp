@@ -57,6 +57,10 @@ class SealedRun {
   // only, never through a link it planted. Call after end_processes().
   void stage_out(const std::filesystem::path& from, const std::filesystem::path& to) const;
 
+  // How many tasks (processes and threads) the run's user has now; 0 when the
+  // run has no user of its own, whose count would be the grader's too.
+  std::size_t tasks() const;
+
   // Ends every process of the run's user now (the destructor does it too).
   void end_processes() const;
 

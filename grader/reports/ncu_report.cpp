@@ -149,7 +149,8 @@ NcuLog parse_ncu_log(const std::string& log) {
 
 NcuFailure whose_failure(const NcuLog& log, const std::string& outcome) {
   if (log.status == NcuLog::not_permitted) return NcuFailure::machine;
-  if (log.status == NcuLog::no_kernel || outcome == "timeout" || outcome == "crash" || outcome == "cuda_error")
+  if (log.status == NcuLog::no_kernel || outcome == "timeout" || outcome == "crash" || outcome == "cuda_error" ||
+      outcome == "process_limit")
     return NcuFailure::program;
   return NcuFailure::tool;
 }
