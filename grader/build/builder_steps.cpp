@@ -49,6 +49,21 @@ std::string replace_all(std::string text, const std::string& from, const std::st
   return text;
 }
 
+// A sealed compile ran in `staged`, and its text outputs (preprocessed code,
+// host assembly, PTX, dependency lists) name that folder: they name `work`
+// instead, as an unsealed compile's do, for the checks that read them.
+void name_the_work_folder(const fs::path& work, const fs::path& staged) {
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(work, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string ext = it->path().extension().string();
+    if (!it->is_regular_file() || (ext != ".ii" && ext != ".s" && ext != ".ptx" && ext != ".d")) continue;
+    if (auto text = read_file(it->path()))
+      if (text->find(staged.string()) != std::string::npos)
+        std::ofstream(it->path(), std::ios::binary | std::ios::trunc)
+            << replace_all(*text, staged.string(), work.string());
+  }
+}
+
 }  // namespace
 
 CacheEntry cached_build(const fs::path& cache_dir, const std::string& name, const std::string& key,
@@ -131,32 +146,20 @@ bool run_tool(std::vector<std::string> argv, const fs::path& work, std::string& 
   }
   const ChildResult r = run_child(o);
   if (r.interrupted) throw Interrupted();
-  std::string said = stdout_text ? r.stdout_text : read_file(o.stdout_file).value_or("");
-  said += stdout_text ? "" : read_file(o.stderr_file).value_or("");
-  std::string errors = stdout_text ? read_file(o.stderr_file).value_or("") : "";
+  std::string out_text = stdout_text ? r.stdout_text : read_file(o.stdout_file).value_or("");
+  std::string err_text = read_file(o.stderr_file).value_or("");
   if (sealed) {
     sealed->end_processes();
     sealed->stage_out(staged, work);
-    // The compiler's text outputs name the folder it ran in: they name the
-    // work folder, as an unsealed compile's do (the line-marker check and the
-    // PTX's file names read them).
-    std::error_code ec;
-    for (fs::recursive_directory_iterator it(work, ec), end; !ec && it != end; it.increment(ec)) {
-      const std::string ext = it->path().extension().string();
-      if (!it->is_regular_file() || (ext != ".ii" && ext != ".s" && ext != ".ptx" && ext != ".d")) continue;
-      if (auto text = read_file(it->path()))
-        if (text->find(staged.string()) != std::string::npos)
-          std::ofstream(it->path(), std::ios::binary | std::ios::trunc)
-              << replace_all(*text, staged.string(), work.string());
-    }
-    said = replace_all(said, staged.string(), work.string());
-    errors = replace_all(errors, staged.string(), work.string());
+    name_the_work_folder(work, staged);
+    out_text = replace_all(out_text, staged.string(), work.string());
+    err_text = replace_all(err_text, staged.string(), work.string());
   }
   if (stdout_text)
-    *stdout_text = said;
+    *stdout_text = out_text;
   else
-    log += said;
-  log += errors;
+    log += out_text;
+  log += err_text;
   std::error_code ec;
   if (!o.stdout_file.empty()) fs::remove(o.stdout_file, ec);
   fs::remove(o.stderr_file, ec);

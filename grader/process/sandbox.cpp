@@ -12,6 +12,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "sealed_run.hpp"
+
 namespace fs = std::filesystem;
 
 namespace grader {
@@ -115,18 +117,7 @@ std::uint64_t isolated_cpu_seconds(double timeout_s) {
 }
 
 std::uint64_t isolated_process_limit() {
-  const uid_t uid = ::getuid();
-  std::uint64_t tasks = 0;
-  std::error_code ec;
-  for (fs::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
-    struct stat sb {};
-    if (::stat(it->path().c_str(), &sb) != 0 || sb.st_uid != uid) continue;
-    std::error_code tec;
-    for (fs::directory_iterator t(it->path() / "task", tec), tend; !tec && t != tend; t.increment(tec)) ++tasks;
-  }
-  return tasks + 256;  // room for the program, CUDA's threads and bwrap, not for a fork bomb
+  return tasks_of_user(::getuid()) + 256;  // room for the program, CUDA's threads and bwrap, not for a fork bomb
 }
 
 memlabs::Isolation submission_isolation(const IsolationSettings& s, double timeout_s) {

@@ -60,6 +60,15 @@ uid_t unused_id() {
 
 }  // namespace
 
+std::size_t tasks_of_user(uid_t uid) {
+  std::size_t n = 0;
+  for (const auto& pid : processes_of(uid)) {
+    std::error_code ec;
+    for (fs::directory_iterator t("/proc/" + pid + "/task", ec), end; !ec && t != end; t.increment(ec)) ++n;
+  }
+  return n;
+}
+
 fs::path seal_launcher() {
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
@@ -155,15 +164,7 @@ void SealedRun::stage_out(const fs::path& from, const fs::path& to) const {
   }
 }
 
-std::size_t SealedRun::tasks() const {
-  if (!own_identity_) return 0;
-  std::size_t n = 0;
-  for (const auto& pid : processes_of(uid_)) {
-    std::error_code ec;
-    for (fs::directory_iterator t("/proc/" + pid + "/task", ec), end; !ec && t != end; t.increment(ec)) ++n;
-  }
-  return n;
-}
+std::size_t SealedRun::tasks() const { return own_identity_ ? tasks_of_user(uid_) : 0; }
 
 void SealedRun::end_processes() const {
   if (!own_identity_) return;  // the grader's own user: its sweep of adopted orphans ends them

@@ -25,6 +25,10 @@ std::filesystem::path seal_launcher();
 // needs Landlock for its allow-list. "" when it may.
 std::string seal_refusal(const IsolationSettings& settings);
 
+// How many tasks (processes and threads) user `uid` has, as RLIMIT_NPROC
+// counts them: by each process's real user.
+std::size_t tasks_of_user(uid_t uid);
+
 class SealedRun {
  public:
   // A fresh identity when this process is root (else its own user, sealed by
