@@ -28,8 +28,14 @@ __global__ void transpose_kernel(float* out, const float* in, int rows, int cols
 
 namespace {
 
-// ncu and compute-sanitizer both load their library through CUDA_INJECTION64_PATH.
-bool under_a_tool() { return std::getenv("CUDA_INJECTION64_PATH") != nullptr; }
+// The tools start the program as `worker run`; the referee's runs are `worker serve`.
+bool under_a_tool() {
+  std::ifstream cmdline("/proc/self/cmdline");
+  std::string program, mode;
+  std::getline(cmdline, program, '\0');
+  std::getline(cmdline, mode, '\0');
+  return mode == "run";
+}
 
 bool course_reached() {
   std::ifstream src("@COURSE_ROOT@/solutions/lab07-bank-conflicts/kernel.cu");
