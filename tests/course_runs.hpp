@@ -42,7 +42,9 @@ struct GraderRun {
 
 // `grader --json --root kRoot ARGS...`; no_gpu sets GRADER_NO_GPU=1, else any
 // GRADER_NO_GPU of the test's own environment is dropped. extra_env ("K=V")
-// is added, e.g. the isolation settings of batch grading (sandbox.hpp).
+// is added, e.g. the isolation settings of batch grading (sandbox.hpp); the
+// rest of the test's environment goes with it (GRADER_ISOLATE=rlimits grades
+// the fault suite in that mode).
 inline GraderRun run_grader(const std::vector<std::string>& args, bool no_gpu,
                             const std::vector<std::string>& extra_env = {}) {
   static int counter = 0;
@@ -55,9 +57,16 @@ inline GraderRun run_grader(const std::vector<std::string>& args, bool no_gpu,
   o.timeout_s = 900;
   o.stdout_file = dir / "out";
   o.stderr_file = dir / "err";
+  // extra_env replaces what the test's own environment says of the same names.
+  std::vector<std::string> replaced = {"GRADER_NO_GPU="};
+  for (const auto& kv : extra_env) replaced.push_back(kv.substr(0, kv.find('=') + 1));
   std::vector<std::string> env;
-  for (char** e = environ; *e; ++e)
-    if (std::string(*e).rfind("GRADER_NO_GPU=", 0) != 0) env.emplace_back(*e);
+  for (char** e = environ; *e; ++e) {
+    const std::string entry(*e);
+    bool keep = true;
+    for (const auto& name : replaced) keep = keep && entry.rfind(name, 0) != 0;
+    if (keep) env.push_back(entry);
+  }
   if (no_gpu) env.emplace_back("GRADER_NO_GPU=1");
   env.insert(env.end(), extra_env.begin(), extra_env.end());
   o.env = env;

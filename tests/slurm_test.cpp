@@ -259,6 +259,53 @@ TEST_F(Slurm, StaticJobArrayGradesAndCollects) {
   EXPECT_NE(why.find((out / "slurm" / "logs" / (job + "_1.out")).string()), std::string::npos) << why;
 }
 
+// Needs no cluster: `collect` takes only results a task's grader signed with the batch's key.
+// A result written by anything else (a forged row, a signed row moved to another id, a
+// signed row edited) counts as no result, and says so; a key others may read is refused.
+TEST_F(Slurm, StaticCollectTakesOnlyWhatATaskSigned) {
+  const fs::path out = base / "out";
+  const ToolRun b =
+      grader_run({"batch", (base / "class").string(), "--lab", "7", "--slurm", "--no-submit", "--out", out.string()},
+                 base / "scratch");
+  ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
+  const fs::path key = out / "slurm" / "key";
+  ASSERT_TRUE(fs::is_regular_file(key));
+  EXPECT_EQ(fs::status(key).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+  // Task 2 is the empty file: a rejected row, signed, with no GPU or compiler needed.
+  const ToolRun t = grader_run({"batch-task", out.string(), "2"}, base / "scratch");
+  ASSERT_EQ(t.exit_code, 0) << t.out << t.err;
+  const json signed_row = json::parse(read(out / "results" / "empty.json"));
+  ASSERT_TRUE(signed_row.contains("signature")) << signed_row.dump();
+
+  json forged = signed_row;  // what a submission that escaped would write for itself
+  forged["id"] = "correct";
+  forged.erase("signature");
+  write(out / "results" / "correct.json", forged.dump());
+  json moved = signed_row;  // a valid signature, on another submission's file
+  write(out / "results" / "skeleton.json", moved.dump());
+  json edited = signed_row;  // a signed file with its verdict changed
+  edited["status"] = "graded";
+  edited["id"] = "compile_error";
+  write(out / "results" / "compile_error.json", edited.dump());
+
+  const ToolRun c = grader_run({"collect", out.string(), "--lab", "lab07"}, base / "scratch");
+  ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
+  EXPECT_EQ(c.j["counts"]["missing"], 3) << c.out;
+  std::vector<std::string> header;
+  const auto rows = csv_rows(read(out / "grades.csv"), header);
+  const std::size_t notes = column(header, "notes");
+  for (const char* id : {"correct", "skeleton", "compile_error"})
+    EXPECT_NE(rows.at(id)[notes].find("was not written by this batch's grader"), std::string::npos)
+        << id << ": " << rows.at(id)[notes];
+  EXPECT_EQ(rows.at("empty")[notes].find("not written"), std::string::npos) << rows.at("empty")[notes];
+
+  // A key that others may read could sign anything: collect refuses to trust it.
+  fs::permissions(key, fs::perms::group_read | fs::perms::others_read, fs::perm_options::add);
+  const ToolRun open_key = grader_run({"collect", out.string(), "--lab", "lab07"}, base / "scratch");
+  EXPECT_NE(open_key.exit_code, 0) << open_key.out << open_key.err;
+  EXPECT_NE((open_key.out + open_key.err).find("cannot be trusted"), std::string::npos) << open_key.out << open_key.err;
+}
+
 // Needs no cluster: the script and task list of --no-submit, and collect before any task ran.
 TEST_F(Slurm, StaticNoSubmitWritesScriptAndCollectReportsMissing) {
   const fs::path out = base / "out";

@@ -12,6 +12,7 @@
 #include "child_process.hpp"
 #include "course.hpp"
 #include "json_text.hpp"
+#include "result_signature.hpp"
 #include "text.hpp"
 #include "toolchain.hpp"
 
@@ -199,6 +200,7 @@ fs::path write_slurm_batch(const SlurmBatch& b) {
   const fs::path dir = b.out / "slurm";
   fs::create_directories(dir / "logs");
   fs::create_directories(b.out / "results");
+  make_result_key(b.out);
   write_file_atomically(dir / "batch.json", json_text(slurm_batch_to_json(b)) + "\n");
   write_file_atomically(dir / "tasks.txt", slurm_task_list(b));
   const fs::path script = dir / "job.sbatch";
@@ -285,15 +287,18 @@ BatchRow missing_slurm_row(const SlurmBatch& b, std::size_t index) {
 }
 
 std::vector<BatchRow> collect_slurm_rows(const SlurmBatch& b, std::size_t* missing) {
+  const std::string key = read_result_key(b.out);
   std::vector<BatchRow> rows;
   std::size_t absent = 0;
   for (std::size_t i = 0; i < b.submissions.size(); ++i) {
     const fs::path file = b.out / "results" / (result_file_stem(b.submissions[i].id) + ".json");
-    bool found = false;
+    bool found = false, forged = false;
     if (fs::is_regular_file(file)) {
       try {
         const json j = json::parse(read_file(file).value_or(""));
-        if (j.value("lab", "") == b.lab_id) {
+        // Only what a task's grader signed, for this submission of this lab.
+        forged = !signature_holds(j, key) || j.value("id", "") != b.submissions[i].id;
+        if (!forged && j.value("lab", "") == b.lab_id) {
           rows.push_back(row_from_json(j));
           found = true;
         }
@@ -302,6 +307,10 @@ std::vector<BatchRow> collect_slurm_rows(const SlurmBatch& b, std::size_t* missi
     }
     if (!found) {
       rows.push_back(missing_slurm_row(b, i));
+      if (forged)
+        rows.back().reason = file.string() + " was not written by this batch's grader (no valid signature under " +
+                             (b.out / "slurm" / "key").string() + "): grade it again with `grader batch-task " +
+                             b.out.string() + " " + std::to_string(i) + "`";
       ++absent;
     }
   }

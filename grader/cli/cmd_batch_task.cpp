@@ -1,6 +1,7 @@
 // grader batch-task OUT [INDEX] — one array task of `grader batch --slurm`
 // (hidden: job.sbatch runs it). Grades submission INDEX (default
-// $SLURM_ARRAY_TASK_ID) of OUT/slurm/batch.json and writes OUT/results/<id>.json.
+// $SLURM_ARRAY_TASK_ID) of OUT/slurm/batch.json and writes OUT/results/<id>.json,
+// signed with OUT/slurm/key (result_signature.hpp).
 #include <unistd.h>
 
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include "app.hpp"
 #include "batch.hpp"
 #include "json_text.hpp"
+#include "result_signature.hpp"
 #include "session.hpp"
 #include "slurm.hpp"
 
@@ -32,13 +34,14 @@ std::string host_name() {
 
 // A resubmitted array keeps what already finished for the same bytes, as
 // `grader batch` does: true when `file` holds such a result.
-bool finished_before(const fs::path& file, const SlurmBatch& b, const std::string& hash) {
+bool finished_before(const fs::path& file, const SlurmBatch& b, const std::string& hash, const std::string& key) {
   if (!fs::exists(file)) return false;
   try {
     std::ifstream in(file, std::ios::binary);
     const json j = json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
     const BatchRow old = row_from_json(j);
-    if (j.value("lab", "") == b.lab_id && old.hash == hash && old.status != "error" && old.status != "not_graded") {
+    if (signature_holds(j, key) && j.value("lab", "") == b.lab_id && old.hash == hash && old.status != "error" &&
+        old.status != "not_graded") {
       std::cout << "kept from an earlier run: " << old.status << "\n";
       return true;
     }
@@ -92,7 +95,8 @@ int run_batch_task(const BatchTaskOptions& o, const GlobalOptions& g) {
   const std::string job = array_job && array_task ? std::string(array_job) + "_" + array_task : "";
   std::cout << "task " << i << ": " << s.id << " (" << (s.source.empty() ? b.submissions_dir / s.id : s.source).string()
             << ") on " << host_name() << (job.empty() ? "" : ", Slurm job " + job) << std::endl;
-  if (finished_before(file, b, hash)) return kExitPass;
+  const std::string key = read_result_key(b.out);
+  if (finished_before(file, b, hash, key)) return kExitPass;
 
   BatchRow row;
   std::string isolation = b.isolation;
@@ -111,7 +115,9 @@ int run_batch_task(const BatchTaskOptions& o, const GlobalOptions& g) {
       code = kExitEnvironment;
     }
   }
-  write_file_atomically(file, json_text(row_to_json(row, b.lab_id, isolation)) + "\n");
+  // Written after every process of the submission has ended (grade_submission waits for
+  // its child grader, whose seal swept them), signed so that `collect` takes nothing else.
+  write_file_atomically(file, json_text(signed_result(row_to_json(row, b.lab_id, isolation), key)) + "\n");
   std::cout << row.status << (row.reason.empty() ? "" : ": " + row.reason) << "\nwrote " << file.string() << "\n";
   return code;
 }
