@@ -12,6 +12,7 @@
 #include <optional>
 #include <random>
 
+#include "cache_manifest.hpp"
 #include "child_process.hpp"
 #include "isolation.hpp"
 #include "sandbox.hpp"
@@ -71,14 +72,21 @@ CacheEntry cached_build(const fs::path& cache_dir, const std::string& name, cons
   CacheEntry e;
   e.dir = cache_dir / (name + "-" + key);
   std::error_code ec;
-  if (fs::exists(e.dir / ".complete", ec)) {
+  if (fs::exists(e.dir / ".complete", ec) && entry_problem(e.dir).empty()) {
     e.cached = e.ok = true;
     return e;
   }
   const std::lock_guard<std::mutex> one_build(entry_turn(e.dir));
-  if (fs::exists(e.dir / ".complete", ec)) {  // another thread built it while this one waited
-    e.cached = e.ok = true;
-    return e;
+  if (fs::exists(e.dir, ec)) {
+    // Another thread built it while this one waited; else it is half-gone,
+    // from an older grader, or tampered with: moved aside and rebuilt, never used.
+    if (entry_problem(e.dir).empty()) {
+      e.cached = e.ok = true;
+      return e;
+    }
+    const fs::path aside = cache_dir / (name + "-" + key + ".untrusted-" + unique_suffix());
+    fs::rename(e.dir, aside, ec);
+    fs::remove_all(aside, ec);
   }
   fs::create_directories(cache_dir);
   const fs::path work = cache_dir / (name + "-" + key + ".tmp-" + unique_suffix());
@@ -93,7 +101,7 @@ CacheEntry cached_build(const fs::path& cache_dir, const std::string& name, cons
     fs::remove_all(work, ec);
     return e;
   }
-  std::ofstream(work / ".complete") << "ok\n";
+  write_entry_manifest(work);
   fs::rename(work, e.dir, ec);
   if (ec) fs::remove_all(work, ec);  // another grader won the race: its entry is as good
   return e;

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "builder_steps.hpp"
+#include "text.hpp"
 
 namespace grader {
 namespace {
@@ -123,6 +124,47 @@ TEST(CachedBuild, OneEntryNeededTwiceAtOnceIsBuiltOnce) {
   EXPECT_NE(a.cached, b.cached) << "one built it, the other found it";
   EXPECT_TRUE(std::filesystem::exists(cache / "worker-k" / "worker"));
   std::filesystem::remove_all(cache);
+}
+
+// An entry changed after it was built (the attack of a program that could write
+// the cache: a script where the referee was) is rebuilt, never used; so is one
+// that others may write, one with a planted link and one from an older grader.
+TEST(CachedBuild, ATamperedEntryIsRebuiltNeverUsed) {
+  namespace fs = std::filesystem;
+  const fs::path cache = fs::temp_directory_path() / ("cached_build_tamper-" + std::to_string(::getpid()));
+  fs::remove_all(cache);
+  int builds = 0;
+  const auto make = [&](const fs::path& work, std::string&) {
+    ++builds;
+    fs::create_directories(work / "bin");
+    std::ofstream(work / "bin" / "referee") << "the real referee\n";
+    return true;
+  };
+  const fs::path referee = cache / "referee-k" / "bin" / "referee";
+  const auto expect_rebuilt = [&](const char* what) {
+    const int before = builds;
+    const auto e = builder_detail::cached_build(cache, "referee", "k", make);
+    EXPECT_TRUE(e.ok && !e.cached) << what;
+    EXPECT_EQ(builds, before + 1) << what;
+    EXPECT_EQ(read_file(referee).value_or(""), "the real referee\n") << what;
+    EXPECT_TRUE(builder_detail::cached_build(cache, "referee", "k", make).cached) << what << ": then kept";
+  };
+  ASSERT_TRUE(builder_detail::cached_build(cache, "referee", "k", make).ok);
+  EXPECT_TRUE(builder_detail::cached_build(cache, "referee", "k", make).cached);
+
+  std::ofstream(referee, std::ios::trunc) << "#!/bin/sh\necho forged\n";
+  expect_rebuilt("a file's content changed");
+  fs::permissions(referee, fs::perms::others_write, fs::perm_options::add);
+  expect_rebuilt("a file others may write");
+  fs::remove(referee);
+  fs::create_symlink("/bin/true", referee);
+  expect_rebuilt("a file replaced by a link");
+  std::ofstream(cache / "referee-k" / "bin" / "extra") << "planted";
+  expect_rebuilt("a file added");
+  std::ofstream(cache / "referee-k" / ".complete", std::ios::trunc) << "ok\n";
+  expect_rebuilt("an entry of an older grader");
+  EXPECT_EQ(std::distance(fs::directory_iterator(cache), fs::directory_iterator()), 1) << "nothing set aside is left";
+  fs::remove_all(cache);
 }
 
 }  // namespace
