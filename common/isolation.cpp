@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "hardware_queues.hpp"
+#include "seal.hpp"
 
 namespace fs = std::filesystem;
 
@@ -28,6 +29,20 @@ std::string canonical(const std::string& p) {
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
+// A system folder as it is here: a link (/lib -> usr/lib on a merged /usr) as
+// the same link, a folder bound read-only, nothing when it does not exist.
+void mount_system_folder(const std::string& dir, std::vector<std::string>& a) {
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) return;
+  if (S_ISLNK(st.st_mode)) {
+    std::error_code ec;
+    const fs::path target = fs::read_symlink(dir, ec);
+    if (!ec) a.insert(a.end(), {"--symlink", target.string(), dir});
+  } else if (S_ISDIR(st.st_mode)) {
+    a.insert(a.end(), {"--ro-bind", dir, dir});
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> default_hidden_folders() {
@@ -40,7 +55,13 @@ std::vector<std::string> bwrap_command(const Isolation& iso, const std::vector<s
                                        const std::vector<std::string>& writable,
                                        const std::vector<std::string>& program_argv, bool under_tool) {
   if (iso.bwrap.empty()) throw std::runtime_error("bwrap mode without a bwrap program");
-  std::vector<std::string> a = {iso.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"};
+  // An allow-list, as the seal's (seal.hpp): the system's folders, the libraries
+  // the environment names and the folders the caller names, on an empty root;
+  // nothing else of the disk (another checkout of the course included) exists.
+  std::vector<std::string> a = {iso.bwrap, "--dev", "/dev", "--proc", "/proc"};
+  for (const auto& d : system_read_folders()) mount_system_folder(d, a);
+  for (const auto& d : library_folders_of_this_environment())
+    if (is_dir(d)) a.insert(a.end(), {"--ro-bind", canonical(d), canonical(d)});
   std::vector<std::string> devices;
   std::error_code ec;
   for (fs::directory_iterator it("/dev", ec), end; !ec && it != end; it.increment(ec))

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "seal.hpp"
+
 namespace memlabs {
 namespace {
 
@@ -24,7 +26,8 @@ TEST(Isolation, BwrapCommandHidesTheCourseAndKeepsTheProgramVisible) {
   iso.hide = {"/tmp"};
   const auto a = bwrap_command(iso, {"/usr/bin"}, {}, {"/usr/bin/true", "x"});
   EXPECT_EQ(a.front(), "/usr/bin/bwrap");
-  EXPECT_TRUE(has_pair(a, "--ro-bind", "/"));
+  EXPECT_FALSE(has_pair(a, "--ro-bind", "/")) << "an allow-list, not the whole disk";
+  EXPECT_TRUE(has_pair(a, "--ro-bind", "/usr"));
   EXPECT_TRUE(has_pair(a, "--tmpfs", "/tmp"));
   EXPECT_TRUE(has_pair(a, "--ro-bind", "/usr/bin"));
   // Its own user, pid and network namespace, and it dies with its parent.
@@ -36,6 +39,25 @@ TEST(Isolation, BwrapCommandHidesTheCourseAndKeepsTheProgramVisible) {
   ASSERT_NE(dash, a.end());
   EXPECT_EQ(*(dash + 1), "/usr/bin/true");
   EXPECT_EQ(a.back(), "x");
+}
+
+// Only the system's folders, the environment's libraries and the folders named
+// are mounted: a course checked out in /work, /opt or /srv is not there at all.
+TEST(Isolation, BwrapMountsOnlyTheAllowList) {
+  Isolation iso;
+  iso.mode = "bwrap";
+  iso.bwrap = "bwrap";
+  const auto a = bwrap_command(iso, {"/opt/course/.grader/cache/worker-1"}, {"/tmp/own"}, {"/bin/true"});
+  std::vector<std::string> allowed = system_read_folders();
+  for (const auto& d : library_folders_of_this_environment()) allowed.push_back(d);
+  allowed.insert(allowed.end(), {"/opt/course/.grader/cache/worker-1", "/tmp/own"});
+  for (std::size_t i = 0; i + 1 < a.size() && a[i] != "--"; ++i) {
+    if (a[i] != "--ro-bind" && a[i] != "--bind" && a[i] != "--dev-bind") continue;
+    const std::string& source = a[i + 1];
+    bool inside = source.rfind("/dev/", 0) == 0;
+    for (const auto& d : allowed) inside = inside || source == d || source.rfind(d + "/", 0) == 0;
+    EXPECT_TRUE(inside) << a[i] << " " << source << " is not on the allow-list";
+  }
 }
 
 TEST(Isolation, BindsComeAfterTheFoldersTheyPierce) {

@@ -25,15 +25,27 @@ const std::vector<std::string> kSourceExtensions = {".cu", ".cuh", ".hpp", ".h",
 // common/'s translation units, and which program links which. The .cpp units hold no
 // device code, so nvcc hands them to the host compiler alone (no cudafe++ or cicc pass):
 // the kernels they launch are in support_kernels.cu and device_checks.cu.
-const std::vector<std::string> kCommonUnits = {
-    "referee_main.cpp",   "referee_support.cpp", "timing.cpp",         "timing_slots.cpp",
-    "timing_report.cpp",  "device_checks.cu",    "support_kernels.cu", "serve.cpp",
-    "shared_memory.cpp",  "worker_main.cpp",     "channel.cpp",        "isolation.cpp",
-    "server_process.cpp", "server_launch.cpp",   "process_table.cpp",  "gpu_turn.cpp"};
+const std::vector<std::string> kCommonUnits = {"referee_main.cpp",
+                                               "referee_support.cpp",
+                                               "timing.cpp",
+                                               "timing_slots.cpp",
+                                               "timing_report.cpp",
+                                               "device_checks.cu",
+                                               "support_kernels.cu",
+                                               "serve.cpp",
+                                               "shared_memory.cpp",
+                                               "worker_main.cpp",
+                                               "channel.cpp",
+                                               "isolation.cpp",
+                                               "server_process.cpp",
+                                               "server_launch.cpp",
+                                               "process_table.cpp",
+                                               "gpu_turn.cpp",
+                                               "seal.cpp"};
 const std::vector<std::string> kRefereeUnits = {"referee_main",  "referee_support", "timing",          "timing_slots",
                                                 "timing_report", "device_checks",   "support_kernels", "serve",
                                                 "shared_memory", "server_process",  "server_launch",   "process_table",
-                                                "channel",       "isolation",       "gpu_turn"};
+                                                "channel",       "isolation",       "gpu_turn",        "seal"};
 const std::vector<std::string> kWorkerUnits = {"worker_main", "serve", "support_kernels", "shared_memory", "channel"};
 
 // What a kernel.cu's build checks (builder_kernel.cpp); named again when a check is added.

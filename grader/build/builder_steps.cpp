@@ -4,7 +4,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -48,6 +50,24 @@ std::string replace_all(std::string text, const std::string& from, const std::st
   for (std::size_t at = 0; !from.empty() && (at = text.find(from, at)) != std::string::npos; at += to.size())
     text.replace(at, from.size(), to);
   return text;
+}
+
+// The install of the host compiler nvcc runs (the first g++ on PATH): /usr for
+// a system one, already on the allow-list; its own folder for one in /opt.
+std::string host_compiler_install() {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "";
+  for (std::size_t start = 0; start <= dirs.size();) {
+    const std::size_t end = std::min(dirs.find(':', start), dirs.size());
+    const fs::path gxx = fs::path(dirs.substr(start, end - start)) / "g++";
+    std::error_code ec;
+    if (end > start && ::access(gxx.c_str(), X_OK) == 0) {
+      const fs::path real = fs::weakly_canonical(gxx, ec);
+      if (!ec && real.parent_path().filename() == "bin") return real.parent_path().parent_path().string();
+    }
+    start = end + 1;
+  }
+  return "/usr";
 }
 
 // A sealed compile ran in `staged`, and its text outputs (preprocessed code,
@@ -118,14 +138,15 @@ bool run_tool(std::vector<std::string> argv, const fs::path& work, std::string& 
   if (sandboxed) {
     const memlabs::Isolation sandbox = submission_isolation(isolation_from_environment(), kCompileTimeout);
     const fs::path nvcc_root = fs::weakly_canonical(argv.at(0)).parent_path().parent_path();
+    const std::vector<std::string> toolchain = {nvcc_root.string(), host_compiler_install()};
     if (sandbox.mode == "bwrap") {
-      argv = memlabs::bwrap_command(sandbox, {nvcc_root.string()}, {work.string()}, argv);
+      argv = memlabs::bwrap_command(sandbox, toolchain, {work.string()}, argv);
     } else {
       sealed.emplace();
       staged = sealed->folder() / "work";
       sealed->stage_in(work, staged);
       for (auto& a : argv) a = replace_all(a, work.string(), staged.string());
-      argv = memlabs::seal_command(seal_launcher().string(), sealed->spec(sandbox, {nvcc_root.string()}, {}), argv);
+      argv = memlabs::seal_command(seal_launcher().string(), sealed->spec(sandbox, toolchain, {}), argv);
       env = memlabs::this_process_environment();
       for (auto& kv : *env)
         if (kv.rfind("TMPDIR=", 0) == 0 || kv.rfind("HOME=", 0) == 0)

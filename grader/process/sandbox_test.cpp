@@ -83,8 +83,14 @@ TEST_F(SandboxDir, BwrapHidesSolutionsKeepsWritesInsideAndDropsTheUser) {
   const BwrapStatus bw = probe_bwrap();
   if (!bw.works) GTEST_SKIP() << bw.reason;
   const std::string sol = (base / "solutions" / "kernel.cu").string();
+  // Another checkout of the course, hidden by no one: the allow-list leaves it out.
+  fs::create_directories(base / "another-checkout");
+  std::ofstream(base / "another-checkout" / "kernel.cu") << "another answer";
   const ChildResult r = run_sandboxed("if cat " + sol +
                                           "; then echo READ; fi; "
+                                          "if cat " +
+                                          (base / "another-checkout" / "kernel.cu").string() +
+                                          "; then echo READ_ELSEWHERE; fi; "
                                           "if echo x > " +
                                           (base / "escaped").string() +
                                           "; then echo WROTE; fi; "
@@ -97,6 +103,8 @@ TEST_F(SandboxDir, BwrapHidesSolutionsKeepsWritesInsideAndDropsTheUser) {
   const std::string out = slurp(base / "out.txt");
   EXPECT_EQ(out.find("READ"), std::string::npos) << out;
   EXPECT_EQ(out.find("the answer"), std::string::npos) << out;
+  EXPECT_EQ(out.find("another answer"), std::string::npos) << out;
+  EXPECT_EQ(out.find("READ_ELSEWHERE"), std::string::npos) << out;
   // Outside the writable folder a write fails, or (where this folder lies
   // under a hidden one, e.g. a checkout in /tmp) lands in a throwaway tmpfs:
   // either way nothing reaches the real file system.
