@@ -9,7 +9,8 @@
 //   // not-shown: root:x:0:0
 //
 // "not-shown" lines name text that must appear nowhere in the grade report
-// (what an attack tried to have quoted back: a solution, a system file).
+// (what an attack tried to have quoted back: a solution, a system file);
+// "survivor" lines name a process (by its comm) that must not outlive the grade.
 // "@COURSE_ROOT@" in a file is replaced with the course's absolute path before
 // it is graded: a submission knows every path.
 //
@@ -83,6 +84,22 @@ std::string shown_anywhere(const course_runs::GraderRun& g, const Fixture& f) {
   return "";
 }
 
+// "// survivor: NAME" lines name a process an attack starts to outlive its grade
+// (its name as prctl sets it, /proc/<pid>/comm): none may be left once the grade
+// has returned.
+std::string survivors(const Fixture& f) {
+  std::string left;
+  for (const auto& name : lines_after(read(f.file), "// survivor: ")) {
+    std::error_code ec;
+    for (fs::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+      std::string comm = read(it->path() / "comm");
+      while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+      if (comm == name) left += " " + name + " (pid " + it->path().filename().string() + ")";
+    }
+  }
+  return left.empty() ? "" : "outlived the grade:" + left;
+}
+
 // The isolation of batch grading, for a single grade: the mode the test's own
 // environment names (GRADER_ISOLATE=rlimits, to prove both modes give the same
 // verdicts on a machine where bwrap works), else bwrap where it works.
@@ -110,7 +127,7 @@ TEST(AdversarialSuite, EveryAttackSaysWhatItTriesAndWhatItMustGet) {
     EXPECT_FALSE(e.messages.empty()) << "no \"// message: <text the failure must show>\" line";
     EXPECT_EQ(grader::expectation_problem(e, grader::load_manifest(kRoot / "labs" / f.lab / "lab.json")), "");
   }
-  EXPECT_GE(count, 25u) << "the suite covers every row of docs/security.md's table";
+  EXPECT_GE(count, 39u) << "the suite covers every row of docs/security.md's table";
 }
 
 class StaticAttack : public ::testing::TestWithParam<Fixture> {};
@@ -135,6 +152,7 @@ TEST_P(GpuAttack, Verdict) {
   ASSERT_TRUE(g.out.is_object()) << g.raw << g.err;
   EXPECT_EQ(grader::verdict_mismatch(g.out, g.exit_code, grader::read_expectation(f.file)), "") << f.file;
   EXPECT_EQ(shown_anywhere(g, f), "") << f.file;
+  EXPECT_EQ(survivors(f), "") << f.file;
 }
 
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(StaticAttack);
