@@ -31,16 +31,27 @@ bool starts_with(const std::string& s, const std::string& prefix) { return s.rfi
 
 // A system folder as it is here: a link (/lib -> usr/lib on a merged /usr) as
 // the same link, a folder bound read-only, nothing when it does not exist.
-void mount_system_folder(const std::string& dir, std::vector<std::string>& a) {
+// True when it bound a folder (a link mounts nothing of its own).
+bool mount_system_folder(const std::string& dir, std::vector<std::string>& a) {
   struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0) return;
+  if (::lstat(dir.c_str(), &st) != 0) return false;
   if (S_ISLNK(st.st_mode)) {
     std::error_code ec;
     const fs::path target = fs::read_symlink(dir, ec);
     if (!ec) a.insert(a.end(), {"--symlink", target.string(), dir});
-  } else if (S_ISDIR(st.st_mode)) {
-    a.insert(a.end(), {"--ro-bind", dir, dir});
+    return false;
   }
+  if (!S_ISDIR(st.st_mode)) return false;
+  a.insert(a.end(), {"--ro-bind", dir, dir});
+  return true;
+}
+
+// path is one of folders or lies inside one.
+bool inside_any(const std::string& path, const std::vector<std::string>& folders) {
+  for (const auto& f : folders)
+    if (path == f || (path.size() > f.size() && path.compare(0, f.size(), f) == 0 && path[f.size()] == '/'))
+      return true;
+  return false;
 }
 
 }  // namespace
@@ -59,9 +70,18 @@ std::vector<std::string> bwrap_command(const Isolation& iso, const std::vector<s
   // the environment names and the folders the caller names, on an empty root;
   // nothing else of the disk (another checkout of the course included) exists.
   std::vector<std::string> a = {iso.bwrap, "--dev", "/dev", "--proc", "/proc"};
-  for (const auto& d : system_read_folders()) mount_system_folder(d, a);
+  std::vector<std::string> mounted;
+  for (const auto& d : system_read_folders())
+    if (mount_system_folder(d, a)) mounted.push_back(d);
   for (const auto& d : library_folders_of_this_environment())
-    if (is_dir(d)) a.insert(a.end(), {"--ro-bind", canonical(d), canonical(d)});
+    if (is_dir(d)) {
+      a.insert(a.end(), {"--ro-bind", canonical(d), canonical(d)});
+      mounted.push_back(canonical(d));
+    }
+  for (const auto& v : visible)
+    if (is_dir(v)) mounted.push_back(canonical(v));
+  for (const auto& w : writable)
+    if (is_dir(w)) mounted.push_back(canonical(w));
   std::vector<std::string> devices;
   std::error_code ec;
   for (fs::directory_iterator it("/dev", ec), end; !ec && it != end; it.increment(ec))
@@ -77,8 +97,12 @@ std::vector<std::string> bwrap_command(const Isolation& iso, const std::vector<s
     return x.size() != y.size() ? x.size() < y.size() : x < y;
   });
   hide.erase(std::unique(hide.begin(), hide.end()), hide.end());
+  // A hidden folder needs hiding only inside one that is mounted (a course in
+  // /usr/local, say); elsewhere it is not there at all, and an empty tmpfs in its
+  // place would only take writes a program could mistake for the real folder's.
+  // /tmp is always a fresh one: scratch space of the program's own.
   for (const auto& h : hide)
-    if (is_dir(h) && h != "/") a.insert(a.end(), {"--tmpfs", h});
+    if (is_dir(h) && h != "/" && (h == "/tmp" || inside_any(h, mounted))) a.insert(a.end(), {"--tmpfs", h});
   for (const auto& v : visible)
     if (is_dir(v)) a.insert(a.end(), {"--ro-bind", canonical(v), canonical(v)});
   for (const auto& w : writable)

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "seal.hpp"
 
@@ -58,6 +59,21 @@ TEST(Isolation, BwrapMountsOnlyTheAllowList) {
     for (const auto& d : allowed) inside = inside || source == d || source.rfind(d + "/", 0) == 0;
     EXPECT_TRUE(inside) << a[i] << " " << source << " is not on the allow-list";
   }
+}
+
+// A hidden folder outside every mount is simply absent: no empty tmpfs in its
+// place that a program could write to and take for the real one.
+TEST(Isolation, AHiddenFolderOutsideTheMountsIsNotThereAtAll) {
+  const std::filesystem::path course = std::filesystem::current_path() / "isolation_test_course";
+  std::filesystem::create_directories(course / ".grader");
+  Isolation iso;
+  iso.mode = "bwrap";
+  iso.bwrap = "bwrap";
+  iso.hide = {(course / ".grader").string()};
+  const auto a = bwrap_command(iso, {}, {}, {"/bin/true"});
+  EXPECT_FALSE(has_pair(a, "--tmpfs", std::filesystem::weakly_canonical(course / ".grader").string()));
+  EXPECT_TRUE(has_pair(a, "--tmpfs", "/tmp"));
+  std::filesystem::remove_all(course);
 }
 
 TEST(Isolation, BindsComeAfterTheFoldersTheyPierce) {

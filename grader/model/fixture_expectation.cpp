@@ -25,10 +25,26 @@ bool symptom_fits(const std::string& expected, const std::string& seen) {
   return expected == "mismatch" && (seen == "edge_mismatch" || seen == "nondeterministic");
 }
 
-std::string shown(const json& report) { return report.dump(1).substr(0, 6000); }
-
 std::string text_of(const json& j, const char* key) {
   return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
+}
+
+// What a grade did, briefly: each step's status and every check that did not
+// pass with what it showed (a whole report, ncu's counters included, is too
+// long for a test log to keep the part that matters).
+std::string shown(const json& report) {
+  if (!report.is_object() || !report.contains("steps") || !report["steps"].is_array())
+    return report.dump(1).substr(0, 6000);
+  std::string s = "exit " + std::to_string(report.value("exit_code", -1));
+  for (const auto& step : report["steps"]) {
+    s += "\nstep " + std::to_string(step.value("id", 0)) + ": " + text_of(step, "status");
+    if (!step.contains("checks") || !step["checks"].is_array()) continue;
+    for (const auto& c : step["checks"])
+      if (text_of(c, "status") != "pass")
+        s += "\n  " + text_of(c, "kind") + " " + text_of(c, "status") + " (" + text_of(c, "symptom") +
+             "): " + text_of(c, "summary").substr(0, 800);
+  }
+  return s;
 }
 
 // What a failing check shows a student: its summary, then its details.
