@@ -146,6 +146,7 @@ std::vector<std::string> system_read_folders() {
 std::vector<std::string> library_folders_of_this_environment() {
   std::vector<std::string> out;
   append_dirs_of(std::getenv("LD_PRELOAD"), out, /*entries_are_files=*/true);
+  append_dirs_of(std::getenv("CUDA_INJECTION64_PATH"), out, /*entries_are_files=*/true);
   append_dirs_of(std::getenv("LD_LIBRARY_PATH"), out, /*entries_are_files=*/false);
   return out;
 }

@@ -55,7 +55,7 @@ struct SealSpec {
 // GPU needs; /proc: write too, since the CUDA runtime names its threads).
 std::vector<std::string> system_read_folders();
 
-// The folders of every library in LD_PRELOAD and LD_LIBRARY_PATH of this
+// The folders of every library in LD_PRELOAD, CUDA_INJECTION64_PATH and LD_LIBRARY_PATH of this
 // process: a tool's injection library (ncu, compute-sanitizer) and the
 // driver's libraries must load in the sealed program.
 std::vector<std::string> library_folders_of_this_environment();

@@ -2,6 +2,7 @@
 //
 //   grader-seal [--read DIR]... [--write DIR]... [--uid N --gid N] [--require-landlock]
 //               [--under-tool] [--cpu-seconds S] [--file-bytes B] [--processes N] -- PROGRAM ARGS...
+//   grader-seal --bwrap-under-tool BWRAP-COMMAND...   (bwrap mode, under ncu or compute-sanitizer)
 //
 // The grader puts it in front of nvcc and of the program ncu or
 // compute-sanitizer start; the referee in front of the submission's program.
@@ -9,6 +10,7 @@
 // libraries the tools inject (LD_PRELOAD), which only it can see.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -16,7 +18,34 @@
 
 #include "seal.hpp"
 
+namespace {
+
+// `grader-seal --bwrap-under-tool BWRAP ARGS... -- PROGRAM...`: runs bwrap with
+// the folders of the libraries the tool injects (LD_PRELOAD, CUDA_INJECTION64_PATH:
+// seen only here, in what the tool started) bound read-only before its "--".
+// bwrap mounts an allow-list, and ncu's libraries may live anywhere (/opt/nvidia).
+int bwrap_under_tool(std::vector<std::string> command) {
+  const auto dash = std::find(command.begin() + 1, command.end(), "--");
+  if (command.empty() || dash == command.end()) {
+    std::fprintf(stderr, "grader-seal: --bwrap-under-tool needs bwrap's command line, up to its \"--\"\n");
+    return 2;
+  }
+  std::vector<std::string> binds;
+  for (const auto& d : memlabs::library_folders_of_this_environment()) binds.insert(binds.end(), {"--ro-bind", d, d});
+  command.insert(dash, binds.begin(), binds.end());
+  std::vector<char*> args;
+  for (auto& a : command) args.push_back(a.data());
+  args.push_back(nullptr);
+  ::execvp(args[0], args.data());
+  std::perror(("grader-seal: cannot run " + command[0]).c_str());
+  return 127;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--bwrap-under-tool")
+    return bwrap_under_tool(std::vector<std::string>(argv + 2, argv + argc));
   std::vector<std::string> program;
   memlabs::SealSpec spec;
   try {

@@ -265,19 +265,30 @@ BatchRow grade_submission(const Submission& s, const BatchSettings& settings) {
     return row;
   }
   const auto t0 = std::chrono::steady_clock::now();
-  const std::optional<fs::path> private_dir = make_private_folder(s, row);
-  if (!private_dir) return row;
-
-  const ChildOptions o = child_grader(*private_dir, settings);
-  const ChildResult r = run_child(o);
-  row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::error_code ec;
-  if (r.interrupted) {
+  // A step that a tool could not grade (it could not attach, the machine was
+  // busy) is the grading machine's failure, never the student's: the row is
+  // graded once more before it is left not graded for a later run of the batch.
+  std::string first_reason;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const std::optional<fs::path> private_dir = make_private_folder(s, row);
+    if (!private_dir) return row;
+    const ChildOptions o = child_grader(*private_dir, settings);
+    const ChildResult r = run_child(o);
+    std::error_code ec;
+    if (r.interrupted) {
+      fs::remove_all(*private_dir, ec);
+      throw Interrupted();
+    }
+    row.report = nullptr;
+    row.reason.clear();
+    read_child_grade(r, o, settings, row);
     fs::remove_all(*private_dir, ec);
-    throw Interrupted();
+    if (row.status != "not_graded") break;
+    if (attempt == 0) first_reason = row.reason;
   }
-  read_child_grade(r, o, settings, row);
-  fs::remove_all(*private_dir, ec);
+  if (row.status == "not_graded" && !first_reason.empty() && first_reason != row.reason)
+    row.reason += " (graded twice; the first time: " + first_reason + ")";
+  row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return row;
 }
 

@@ -196,3 +196,49 @@ TEST(BatchRows, AGradeWithAStepNotGradedIsNotScored) {
   EXPECT_NE(why->find("not graded: ncu failed twice"), std::string::npos) << *why;
   EXPECT_EQ(why->find("ncu was not found"), std::string::npos) << *why;
 }
+
+// A step a tool could not grade is the machine's failure: the row is graded
+// once more at once, and only a second such grade leaves it not graded.
+TEST_F(BatchDir, ARowNotGradedByTheMachineIsGradedOnceMore) {
+  write("subs/ada.cu", "// a submission\n");
+  const fs::path count = dir / "count";
+  const auto fake_grader = [&](bool recovers) {
+    const fs::path script = dir / (recovers ? "recovers.sh" : "never.sh");
+    write(script.filename(),
+          "#!/bin/sh\n"
+          "n=$(cat '" +
+              count.string() + "' 2>/dev/null || echo 0); n=$((n+1)); echo $n > '" + count.string() +
+              "'\n"
+              "if [ $n -eq 1 ] || [ " +
+              (recovers ? "0" : "1") +
+              " -eq 1 ]; then\n"
+              "  echo '{\"schema\":\"cuda-memory-labs/grade/1\",\"exit_code\":4,\"steps\":[{\"id\":1,\"checks\":"
+              "[{\"kind\":\"sanitizer\",\"status\":\"skipped\",\"advisory\":false,"
+              "\"summary\":\"not graded: compute-sanitizer could not attach\"}]}]}'; exit 4\n"
+              "fi\n"
+              "echo '{\"schema\":\"cuda-memory-labs/grade/1\",\"exit_code\":0,\"steps\":[]}'\n");
+    fs::permissions(script, fs::perms::owner_all);
+    return script;
+  };
+  BatchSettings s;
+  s.course_root = dir;
+  s.lab = s.lab_id = "lab07";
+  s.out = dir / "out";
+  const Submission sub = discover_submissions(dir / "subs").at(0);
+
+  s.grader_exe = fake_grader(true);
+  const BatchRow recovered = grade_submission(sub, s);
+  EXPECT_EQ(recovered.status, "graded") << recovered.reason;
+  std::string first_count;
+  std::ifstream(count) >> first_count;
+  EXPECT_EQ(first_count, "2");
+
+  fs::remove(count);
+  s.grader_exe = fake_grader(false);
+  const BatchRow never = grade_submission(sub, s);
+  EXPECT_EQ(never.status, "not_graded");
+  EXPECT_NE(never.reason.find("could not attach"), std::string::npos) << never.reason;
+  std::string n;
+  std::ifstream(count) >> n;
+  EXPECT_EQ(n, "2") << "graded twice, no more";
+}

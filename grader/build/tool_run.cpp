@@ -107,16 +107,6 @@ void describe_tool_outcome(const ToolCall& call, RunnerOutcome& out) {
   }
 }
 
-// The tool's own install, whose injection libraries it loads into the program:
-// the folder of its real binary, or the one above when that is a bin/ (the
-// toolkit's ncu is a script in bin/ that starts nsight-compute-*/ncu).
-std::string tool_install(const std::string& tool) {
-  std::error_code ec;
-  fs::path dir = fs::weakly_canonical(tool, ec).parent_path();
-  if (dir.filename() == "bin") dir = dir.parent_path();
-  return dir.string();
-}
-
 }  // namespace
 
 RunnerOutcome call_tool(const ToolCall& call) {
@@ -134,8 +124,10 @@ RunnerOutcome call_tool(const ToolCall& call) {
   // of the filesystem. The tool itself is trusted and runs as the grader.
   std::optional<SealedRun> sealed;
   if (sandbox.mode == "bwrap") {
-    program = memlabs::bwrap_command(sandbox, {call.worker.parent_path().string(), tool_install(call.tool.at(0))}, {},
-                                     program, /*under_tool=*/true);
+    // The tool's injection libraries are bound by grader-seal, which sees where
+    // the tool put them (bwrap mounts an allow-list).
+    program = memlabs::bwrap_command(sandbox, {call.worker.parent_path().string()}, {}, program, /*under_tool=*/true);
+    program.insert(program.begin(), {seal_launcher().string(), "--bwrap-under-tool"});
   } else {
     sealed.emplace();
     program[0] = sealed->copy_program(call.worker).string();

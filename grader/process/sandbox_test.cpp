@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "isolation.hpp"
+#include "sealed_run.hpp"
 
 namespace fs = std::filesystem;
 using namespace grader;
@@ -125,4 +126,31 @@ TEST_F(SandboxDir, NothingStartedInsideOutlivesTheSandbox) {
   ASSERT_TRUE(r.exited) << r.describe();
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   EXPECT_FALSE(fs::exists(base / "own" / "late")) << "a process outlived its sandbox";
+}
+
+// Under ncu or compute-sanitizer, the tool's injection library (LD_PRELOAD) may
+// live anywhere (ncu's in /opt/nvidia): grader-seal binds its folder into the
+// sandbox, where the allow-list would leave it out and the program would start
+// without it (the profile then saw no launch at all).
+TEST_F(SandboxDir, AToolsInjectedLibraryLoadsInTheSandbox) {
+  const BwrapStatus bw = probe_bwrap();
+  if (!bw.works) GTEST_SKIP() << bw.reason;
+  const fs::path lib = base / "tool" / "target" / "lib" / "libinjected.so.2";
+  fs::create_directories(lib.parent_path());
+  fs::copy_file("/lib/x86_64-linux-gnu/libdl.so.2", lib);
+  memlabs::Isolation iso;
+  iso.mode = "bwrap";
+  iso.bwrap = bw.program.string();
+  ChildOptions o;
+  o.argv = memlabs::bwrap_command(iso, {}, {(base / "own").string()},
+                                  {"/bin/sh", "-c", "grep -c libinjected /proc/self/maps"}, /*under_tool=*/true);
+  o.argv.insert(o.argv.begin(), {seal_launcher().string(), "--bwrap-under-tool"});
+  o.env = std::vector<std::string>{"PATH=/usr/bin:/bin", "LD_PRELOAD=" + lib.string()};
+  o.timeout_s = 20;
+  o.stdout_file = base / "out.txt";
+  o.stderr_file = base / "err.txt";
+  const ChildResult r = run_child(o);
+  ASSERT_TRUE(r.exited) << r.describe() << slurp(base / "err.txt");
+  EXPECT_EQ(r.exit_code, 0) << slurp(base / "out.txt") << slurp(base / "err.txt");
+  EXPECT_EQ(slurp(base / "err.txt").find("cannot be preloaded"), std::string::npos) << slurp(base / "err.txt");
 }

@@ -1,6 +1,6 @@
-// attack: the unpadded tile (32-way bank conflicts on its column reads), which under ncu, and only there, closes every descriptor but the referee's socket to cut ncu off from its front end: an ncu run that fails on its own once left the bank-conflict check unmeasured and the step passed. Now it runs again, and a second failure leaves the step not graded; on the H100 ncu measured through the cut
-// expect: step 3 fails: ncu (bank_conflicts)
-// message: bank conflicts per shared-memory request
+// attack: the unpadded tile (32-way bank conflicts on its column reads), which under a tool, and only there, closes every descriptor it did not open to cut ncu (and compute-sanitizer) off from its front end: an ncu run that failed on its own once left the bank-conflict check unmeasured and the step passed, and then a second failure left it not graded. A program that cuts its tool off hangs under it, and that is its own failure: step 1 fails with the tool's time limit (on the H100, sealed: ncu stopped after 120 s)
+// expect: step 1 fails: ncu
+// message: did not finish within
 #include <unistd.h>
 
 #include <fstream>
@@ -24,9 +24,8 @@ __global__ void transpose_kernel(float* out, const float* in, int rows, int cols
 namespace {
 
 // The tools start the program as `worker run` (the referee's runs are `worker
-// serve`); ncu's injection library, unlike compute-sanitizer's, comes from an
-// nsight-compute folder, mapped once CUDA has started.
-bool under_ncu() {
+// serve`), and their injection library is mapped once CUDA has started.
+bool under_a_tool() {
   std::ifstream cmdline("/proc/self/cmdline");
   std::string program, mode;
   std::getline(cmdline, program, '\0');
@@ -43,8 +42,8 @@ bool under_ncu() {
 
 void launch_transpose(float* out, const float* in, int rows, int cols, cudaStream_t stream) {
   static const bool cut = [] {
-    if (!under_ncu()) return false;
-    for (int fd = 4; fd < 65536; ++fd) close(fd);  // 3 is the referee's socket: keep answering it
+    if (!under_a_tool()) return false;
+    for (int fd = 4; fd < 65536; ++fd) close(fd);
     return true;
   }();
   (void)cut;
