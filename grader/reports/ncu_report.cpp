@@ -98,8 +98,9 @@ std::vector<std::string> ncu_arguments(const std::filesystem::path& ncu, const s
 NcuLog parse_ncu_log(const std::string& log) {
   NcuLog out;
   std::vector<std::vector<std::string>> rows;
-  bool listing = false;
+  bool listing = false, connected = false;
   for (const auto& line : lines_of(log)) {
+    if (line.rfind("==PROF== Connected to process", 0) == 0) connected = true;
     if (!line.empty() && line[0] == '"') {
       rows.push_back(csv_fields(line));
       continue;
@@ -119,6 +120,13 @@ NcuLog parse_ncu_log(const std::string& log) {
     if (listing && dot != std::string::npos && dot > 0 && line.find_first_not_of("0123456789") == dot)
       out.launched.push_back(line.substr(dot + 2));
     if (line.rfind("==ERROR==", 0) == 0 && out.message.empty()) out.message = line.substr(10);
+  }
+  if (out.status == NcuLog::no_kernel && !connected) {
+    // ncu's injection never reached the program (a sandbox without the tool's
+    // libraries, say): it saw nothing at all, which says nothing of the program.
+    out.status = NcuLog::failed;
+    out.message = "ncu never connected to the program (its injection library did not load), so it saw no launch";
+    return out;
   }
   if (out.status == NcuLog::no_kernel) {
     out.message = "ncu saw no launch of the kernel";

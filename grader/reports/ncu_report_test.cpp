@@ -318,8 +318,16 @@ TEST(NcuReport, PlainLoadsExecuteNoSharedMemoryInstruction) {
 TEST(NcuReport, WhoseFailureSaysWhoseFactAnEmptyRunIs) {
   const NcuLog not_permitted = parse_ncu_log("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission\n");
   EXPECT_EQ(whose_failure(not_permitted, "ok"), NcuFailure::machine);
-  const NcuLog no_kernel = parse_ncu_log("==WARNING== No kernels were profiled.\n");
+  const NcuLog no_kernel = parse_ncu_log(
+      "==PROF== Connected to process 7 (worker)\n==WARNING== No kernels were profiled.\n"
+      "Available Kernels:\n1. fill_uniform_kernel\n");
   EXPECT_EQ(whose_failure(no_kernel, "ok"), NcuFailure::program);
+  // No connection, no kernel seen at all: ncu's injection never reached the program
+  // (on the H100, bwrap without ncu's libraries): nobody's fact about the program.
+  const NcuLog never_connected = parse_ncu_log("==WARNING== No kernels were profiled.\n");
+  EXPECT_EQ(never_connected.status, NcuLog::failed);
+  EXPECT_NE(never_connected.message.find("never connected"), std::string::npos) << never_connected.message;
+  EXPECT_EQ(whose_failure(never_connected, "ok"), NcuFailure::tool);
   const NcuLog broken =
       parse_ncu_log("==PROF== Connected to process 7 (worker)\n==ERROR== Failed to prepare kernel for profiling\n");
   ASSERT_EQ(broken.status, NcuLog::failed);
