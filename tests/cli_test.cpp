@@ -341,3 +341,49 @@ TEST(Cli, APaidHintIsShownOnlyWithTheStudentsAgreement) {
 }
 
 }  // namespace
+
+// A course this user may not write to (a read-only mount, a class install,
+// another user's checkout: here, as root, a copy that belongs to another user)
+// still works: doctor, list and hints keep their state in a folder of the
+// user's own ($XDG_STATE_HOME), and say where. Every command once failed with
+// "cannot create directories: Read-only file system [.grader/runs/probe-...]".
+TEST(Cli, ACourseThisUserMayNotWriteKeepsItsStateInAFolderOfItsOwn) {
+  const fs::path base = fs::temp_directory_path() / ("cli_test-readonly-" + std::to_string(getpid()));
+  fs::remove_all(base);
+  const fs::path course = base / "course";
+  fs::create_directories(course);
+  for (const char* part : {"syllabus.md", "labs", "common"})
+    fs::copy(kRoot / part, course / part, fs::copy_options::recursive);
+  bool made_foreign = false;
+  if (::geteuid() == 0) {
+    for (auto it = fs::recursive_directory_iterator(course); it != fs::recursive_directory_iterator(); ++it)
+      made_foreign = ::lchown(it->path().c_str(), 12345, 12345) == 0;
+    made_foreign = made_foreign && ::chown(course.c_str(), 12345, 12345) == 0;
+  } else {
+    for (auto it = fs::recursive_directory_iterator(course); it != fs::recursive_directory_iterator(); ++it)
+      if (it->is_directory()) fs::permissions(it->path(), fs::perms::owner_write, fs::perm_options::remove);
+    fs::permissions(course, fs::perms::owner_write, fs::perm_options::remove);
+    made_foreign = ::access(course.c_str(), W_OK) != 0;
+  }
+  if (!made_foreign) GTEST_SKIP() << "cannot make a course this user may not write";
+  ::setenv("XDG_STATE_HOME", (base / "state").c_str(), 1);
+  const Result doctor = run({"--json", "--root", course.string(), "doctor"});
+  const Result list = run({"--root", course.string(), "list"});
+  const Result hint = run({"--root", course.string(), "hint", "lab00"});
+  ::unsetenv("XDG_STATE_HOME");
+  for (const Result* r : {&doctor, &list, &hint}) {
+    EXPECT_NE(r->exit_code, 2) << r->out << r->err;
+    EXPECT_EQ((r->out + r->err).find("cannot create directories"), std::string::npos) << r->out << r->err;
+  }
+  EXPECT_EQ(list.exit_code, 0) << list.out << list.err;
+  json j;
+  ASSERT_NO_THROW(j = json::parse(doctor.out)) << doctor.out << doctor.err;
+  const std::string state = j.value("state", "");
+  EXPECT_EQ(state.rfind((base / "state" / "cuda-memory-labs").string(), 0), 0u) << doctor.out;
+  EXPECT_NE(j.value("state_note", "").find(state), std::string::npos) << doctor.out;
+  EXPECT_FALSE(fs::exists(course / ".grader"));
+  EXPECT_TRUE(fs::exists(state)) << state;
+  fs::permissions(course, fs::perms::owner_all, fs::perm_options::add);
+  fs::remove_all(base);
+}
+

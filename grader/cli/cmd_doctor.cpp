@@ -19,6 +19,8 @@ nlohmann::json doctor_json(const Course& course, const std::optional<Session>& s
   nlohmann::json j = {{"schema", "cuda-memory-labs/doctor/1"}};
   j["course"] = course.root().string();
   j["labs"] = course.labs().size();
+  j["state"] = course.state_dir().string();
+  if (!course.state_note().empty()) j["state_note"] = course.state_note();
   if (!session) {
     j["toolkit"] = {{"ok", false}, {"error", toolkit_error.value_or("")}};
     return j;
@@ -82,7 +84,9 @@ int run_doctor(const GlobalOptions& g) {
     std::cout << json_text(doctor_json(course, session, toolkit_error)) << "\n";
     return code;
   }
-  std::cout << "course  " << course.root().string() << " (" << course.labs().size() << " labs)\n\n";
+  std::cout << "course  " << course.root().string() << " (" << course.labs().size() << " labs)\n";
+  if (!course.state_note().empty()) std::cout << "state   " << course.state_note() << "\n";
+  std::cout << "\n";
   if (!session) {
     std::cout << "  " << Style::fail_mark() << " " << Style::bold("toolkit") << "  " << toolkit_error.value_or("")
               << "\n";

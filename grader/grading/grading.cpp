@@ -168,6 +168,7 @@ GradeReport LabGrader::run() {
     }
     rep_.exit_code = failed_step ? kExitStepFailed : skipped_step ? kExitEnvironment : kExitPass;
     if (!s_.device.present) rep_.notes.push_back("no GPU: only the static checks ran (" + s_.device.reason + ")");
+    if (!s_.course.state_note().empty()) rep_.notes.push_back(s_.course.state_note());
   }
   stop_tool_runs();  // of steps a failed step locked: no check reads them, and their folders go next
   if (!s_.global.verbose) {

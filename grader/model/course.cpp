@@ -1,13 +1,19 @@
 #include "course.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <cstdlib>
 #include <regex>
 #include <system_error>
 #include <utility>
 
 #include "edit_distance.hpp"
+#include "sha256.hpp"
 #include "text.hpp"
 
 namespace grader {
@@ -84,6 +90,7 @@ Course Course::open(const fs::path& root) {
   course.root_ = fs::canonical(root, ec);
   if (ec) course.root_ = fs::absolute(root).lexically_normal();
   course.labs_ = scan_labs(course.root_ / "labs");
+  course.state_dir_ = state_dir_for(course.root_, ::geteuid(), course.state_note_);
   return course;
 }
 
@@ -163,6 +170,39 @@ const LabInfo& Course::resolve(const std::string& query) const {
 
 fs::path Course::solution_kernel(const LabInfo& lab) const { return root_ / "solutions" / lab.folder / "kernel.cu"; }
 
-fs::path Course::state_dir() const { return root_ / ".grader"; }
+namespace {
+
+// Why this user cannot keep its state in `dir` (root/.grader), or "".
+std::string cannot_keep_state_in(const fs::path& dir, unsigned euid) {
+  struct stat st {};
+  const bool exists = ::lstat(dir.c_str(), &st) == 0;
+  const fs::path writable = exists ? dir : dir.parent_path();
+  if (exists && !S_ISDIR(st.st_mode)) return dir.string() + " is not a folder";
+  if (exists && st.st_uid != euid) return dir.string() + " belongs to another user";
+  if (!exists && ::stat(writable.c_str(), &st) == 0 && st.st_uid != euid)
+    return "the course folder belongs to another user";
+  if (::access(writable.c_str(), W_OK) != 0)
+    return std::string("the course folder is not writable here (") + std::strerror(errno) + ")";
+  return "";
+}
+
+}  // namespace
+
+fs::path state_dir_for(const fs::path& root, unsigned euid, std::string& note) {
+  note.clear();
+  const std::string why = cannot_keep_state_in(root / ".grader", euid);
+  if (why.empty()) return root / ".grader";
+  fs::path base;
+  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg && *xdg == '/')
+    base = xdg;
+  else if (const char* home = std::getenv("HOME"); home && *home == '/')
+    base = fs::path(home) / ".local" / "state";
+  else
+    base = fs::temp_directory_path() / ("cuda-memory-labs-" + std::to_string(euid));
+  const fs::path dir =
+      base / "cuda-memory-labs" / (root.filename().string() + "-" + sha256_hex(root.string()).substr(0, 12));
+  note = why + ": your progress, runs and builds are kept in " + dir.string();
+  return dir;
+}
 
 }  // namespace grader

@@ -56,11 +56,24 @@ class Course {
   const LabInfo& resolve(const std::string& query) const;
 
   std::filesystem::path solution_kernel(const LabInfo& lab) const;  // may not exist
-  std::filesystem::path state_dir() const;                          // root/.grader
+  // Where this user keeps the course's progress, runs and builds: root/.grader
+  // in a checkout of its own, else a folder of its own (state_dir_for).
+  const std::filesystem::path& state_dir() const { return state_dir_; }
+  // Why the state is not in root/.grader ("" when it is): said with every grade.
+  const std::string& state_note() const { return state_note_; }
 
  private:
   std::filesystem::path root_;
   std::vector<LabInfo> labs_;
+  std::filesystem::path state_dir_;
+  std::string state_note_;
 };
+
+// The state folder of the course at root for the user euid: root/.grader where
+// that is (or may become) a folder of this user's that it can write; else, for a
+// read-only course, a class install or another user's checkout, a folder of its
+// own under $XDG_STATE_HOME (default ~/.local/state, else /tmp/cuda-memory-labs-<uid>),
+// named by the course's folder and a hash of its path. `note` says which and why.
+std::filesystem::path state_dir_for(const std::filesystem::path& root, unsigned euid, std::string& note);
 
 }  // namespace grader

@@ -75,6 +75,30 @@ TEST_F(CourseTest, PathsInsideTheCourse) {
   EXPECT_EQ(c.state_dir(), root_ / ".grader");
 }
 
+// A course this user may not write to (a read-only mount, a class install,
+// another user's checkout) keeps its state in a folder of the user's own, and
+// says so; a checkout of its own keeps it in .grader/.
+TEST_F(CourseTest, AStateFolderOfItsOwnWhereTheCourseIsNotTheUsers) {
+  std::string note;
+  EXPECT_EQ(state_dir_for(root_, ::geteuid(), note), root_ / ".grader");
+  EXPECT_EQ(note, "");
+  ::setenv("XDG_STATE_HOME", (root_ / "xdg").c_str(), 1);
+  // Another user's course (as root, a mode would not stop the write: ownership does).
+  const fs::path other = state_dir_for(root_, ::geteuid() + 1, note);
+  EXPECT_EQ(other.parent_path(), root_ / "xdg" / "cuda-memory-labs");
+  EXPECT_EQ(other.filename().string().rfind(root_.filename().string() + "-", 0), 0u) << other;
+  EXPECT_NE(note.find("belongs to another user"), std::string::npos) << note;
+  EXPECT_NE(note.find(other.string()), std::string::npos) << note;
+  EXPECT_EQ(state_dir_for(root_, ::geteuid() + 1, note), other) << "the same folder every time";
+  // A .grader that is not this user's, in a course that is.
+  fs::create_directories(root_ / ".grader");
+  if (::geteuid() == 0 && ::chown((root_ / ".grader").c_str(), 12345, 12345) == 0) {
+    EXPECT_NE(state_dir_for(root_, 0, note), root_ / ".grader");
+    EXPECT_NE(note.find(".grader belongs to another user"), std::string::npos) << note;
+  }
+  ::unsetenv("XDG_STATE_HOME");
+}
+
 std::string open_error(const fs::path& root) {
   try {
     Course::open(root);
