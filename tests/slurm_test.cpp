@@ -288,15 +288,19 @@ TEST_F(Slurm, StaticCollectTakesOnlyWhatATaskSigned) {
   edited["id"] = "compile_error";
   write(out / "results" / "compile_error.json", edited.dump());
 
+  // Rows without a result are not graded: no score, and collect exits 4.
   const ToolRun c = grader_run({"collect", out.string(), "--lab", "lab07"}, base / "scratch");
-  ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
+  ASSERT_EQ(c.exit_code, 4) << c.out << c.err;
   EXPECT_EQ(c.j["counts"]["missing"], 3) << c.out;
+  EXPECT_EQ(c.j["counts"]["not_graded"], 3) << c.out;
   std::vector<std::string> header;
   const auto rows = csv_rows(read(out / "grades.csv"), header);
-  const std::size_t notes = column(header, "notes");
-  for (const char* id : {"correct", "skeleton", "compile_error"})
+  const std::size_t notes = column(header, "notes"), points = column(header, "points");
+  for (const char* id : {"correct", "skeleton", "compile_error"}) {
     EXPECT_NE(rows.at(id)[notes].find("was not written by this batch's grader"), std::string::npos)
         << id << ": " << rows.at(id)[notes];
+    EXPECT_EQ(rows.at(id)[points], "") << id << ": no result is no score, never a 0";
+  }
   EXPECT_EQ(rows.at("empty")[notes].find("not written"), std::string::npos) << rows.at("empty")[notes];
 
   // A key that others may read could sign anything: collect refuses to trust it.
@@ -334,8 +338,14 @@ TEST_F(Slurm, StaticNoSubmitWritesScriptAndCollectReportsMissing) {
   EXPECT_FALSE(fs::exists(out / "slurm" / "job_id"));
 
   const ToolRun c = grader_run({"collect", out.string(), "--lab", "lab07"}, base / "scratch");
-  ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
+  ASSERT_EQ(c.exit_code, 4) << c.out << c.err;  // nothing graded yet: no score is recorded
   EXPECT_EQ(c.j["counts"]["missing"], 4) << c.out;
+  EXPECT_EQ(c.j["counts"]["not_graded"], 4) << c.out;
+  EXPECT_EQ(c.j["counts"]["error"], 0) << c.out;
+  const ToolRun text = run({GRADER_BIN, "--root", kRoot.string(), "collect", out.string(), "--lab", "lab07"},
+                           base / "scratch", 120);
+  EXPECT_NE(text.out.find("0 graded, 0 rejected, 4 not graded (no score recorded), 0 errors"), std::string::npos)
+      << text.out;
   std::vector<std::string> header;
   const auto rows = csv_rows(read(out / "grades.csv"), header);
   ASSERT_EQ(rows.size(), 4u);

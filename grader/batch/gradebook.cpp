@@ -271,8 +271,8 @@ json gradescope_result(const BatchRow& row, const GradebookInfo& info) {
 namespace {
 
 // One step of one submission as a <testcase>; returns what it counts as:
-// 'f' a failure, 'e' an error (the submission was not graded), 's' skipped
-// or locked, 'p' passed.
+// 'f' a failure, 'e' an error (the grade did not finish), 's' skipped, locked
+// or not graded (no GPU, a tool's own failure), 'p' passed.
 char junit_testcase(std::ostringstream& cases, const BatchRow& r, const GradebookInfo& info, std::size_t i) {
   const Step& st = info.steps[i];
   cases << "    <testcase classname=\"" << xml_escape(info.lab_id + "." + r.id) << "\" name=\""
@@ -280,7 +280,12 @@ char junit_testcase(std::ostringstream& cases, const BatchRow& r, const Gradeboo
   const std::string status = step_status(r, i);
   const json* s = report_step(r, i);
   char outcome = 'p';
-  if (r.status != "graded") {
+  if (r.status == "not_graded") {
+    // No GPU, or a step a tool could not grade: nothing was measured, so no
+    // step failed either.
+    outcome = 's';
+    cases << "      <skipped message=\"" << xml_escape(row_notes(r, info)) << "\"/>\n";
+  } else if (r.status != "graded") {
     outcome = 'e';
     cases << "      <error message=\"" << xml_escape(row_notes(r, info)) << "\"/>\n";
   } else if (i == 0 && build_failed(r)) {
@@ -328,7 +333,10 @@ std::string junit_xml(const std::vector<BatchRow>& rows, const GradebookInfo& in
          << "\">\n"
          << "    <properties>\n"
          << "      <property name=\"points\" value=\""
-         << format_number(final_score(earned_points(r, info), r.hints_used, info.hint_penalty), 2) << "\"/>\n"
+         << (r.status == "not_graded"  // empty, never 0: no grade was given
+                 ? std::string()
+                 : format_number(final_score(earned_points(r, info), r.hints_used, info.hint_penalty), 2))
+         << "\"/>\n"
          << "      <property name=\"total\" value=\"" << format_number(info.total_points(), 2) << "\"/>\n"
          << "      <property name=\"hints_used\" value=\"" << r.hints_used << "\"/>\n"
          << "      <property name=\"hints_source\" value=\"" << kHintsSource << "\"/>\n"

@@ -196,6 +196,21 @@ TEST(Gradebook, JunitOneSuitePerStudentOneCasePerStep) {
   EXPECT_EQ(x.find("<ice>"), std::string::npos);
 }
 
+// A row not graded (no GPU, a tool's own failure) is neither a 0 nor a failure:
+// its points are empty and its steps skipped, with the reason.
+TEST(Gradebook, JunitShowsANotGradedRowAsNotGraded) {
+  const auto info = lab_info();
+  BatchRow r;
+  r.id = "carol";
+  r.status = "not_graded";
+  r.reason = "no GPU (no CUDA device)";
+  const std::string x = junit_xml({r}, info);
+  EXPECT_NE(x.find("<property name=\"points\" value=\"\"/>"), std::string::npos) << x;
+  EXPECT_EQ(x.find("<property name=\"points\" value=\"0\"/>"), std::string::npos) << x;
+  EXPECT_NE(x.find("tests=\"3\" failures=\"0\" errors=\"0\" skipped=\"3\""), std::string::npos) << x;
+  EXPECT_NE(x.find("<skipped message=\"not graded: no GPU (no CUDA device)\"/>"), std::string::npos) << x;
+}
+
 TEST(Gradebook, BuildFailureIsStepOnesFailure) {
   const auto info = lab_info();
   auto r = graded_row("c", "locked", "locked", "locked");

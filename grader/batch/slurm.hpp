@@ -76,8 +76,8 @@ std::string submit_slurm_batch(const SlurmBatch& b, const std::filesystem::path&
 // when neither is a valid index of b.
 std::size_t slurm_task_index(const SlurmBatch& b, const std::string& given);
 
-// The row of a submission whose task wrote no result: status "error", with
-// the task's Slurm log when there is one.
+// The row of a submission whose task wrote no result: status "not_graded" (no
+// score, never a 0), with the task's Slurm log when there is one.
 BatchRow missing_slurm_row(const SlurmBatch& b, std::size_t index);
 
 // The rows of every submission, in the order of b.submissions: its

@@ -119,6 +119,9 @@ int run_batch_task(const BatchTaskOptions& o, const GlobalOptions& g) {
   // its child grader, whose seal swept them), signed so that `collect` takes nothing else.
   write_file_atomically(file, json_text(signed_result(row_to_json(row, b.lab_id, isolation), key)) + "\n");
   std::cout << row.status << (row.reason.empty() ? "" : ": " + row.reason) << "\nwrote " << file.string() << "\n";
+  // A row without a grade (no GPU on this node, a tool's own failure) is the
+  // node's failure: exit 4, as a grade does, so the array shows it.
+  if (row.status == "not_graded") code = kExitEnvironment;
   return code;
 }
 

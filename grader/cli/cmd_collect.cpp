@@ -69,7 +69,8 @@ void print_collected(const CollectedBatch& c, const json& jrows, const json& cou
                                           : "")
               << r["notes"].get<std::string>() << "\n";
   std::cout << counts["graded"].get<int>() << " graded, " << counts["rejected"].get<int>() << " rejected, "
-            << counts["error"].get<int>() << " not graded\n";
+            << counts["not_graded"].get<int>() << " not graded (no score recorded), " << counts["error"].get<int>()
+            << " errors (the grade did not finish)\n";
   if (counts["missing"].get<std::size_t>() > 0)
     std::cout << counts["missing"].get<std::size_t>()
               << " without a result: see the Slurm logs, then resubmit with `sbatch "
