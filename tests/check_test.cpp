@@ -37,7 +37,7 @@ struct GraderRun {
   std::string raw, err;
 };
 
-GraderRun run_grader(std::vector<std::string> argv, double timeout_s) {
+GraderRun run_grader(std::vector<std::string> argv, double timeout_s, bool no_gpu = false) {
   static int counter = 0;
   const fs::path dir =
       fs::temp_directory_path() / ("check_test-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
@@ -46,6 +46,12 @@ GraderRun run_grader(std::vector<std::string> argv, double timeout_s) {
   o.argv = {GRADER_BIN};
   o.argv.insert(o.argv.end(), argv.begin(), argv.end());
   o.timeout_s = timeout_s;
+  if (no_gpu) {
+    std::vector<std::string> env;
+    for (char** e = environ; *e; ++e) env.emplace_back(*e);
+    env.emplace_back("GRADER_NO_GPU=1");
+    o.env = env;
+  }
   o.stdout_file = dir / "out";
   o.stderr_file = dir / "err";
   const auto r = grader::run_child(o);
@@ -151,6 +157,22 @@ TEST_F(CourseCopy, AFixtureWhoseStaticVerdictDoesNotHoldExitsOne) {
   EXPECT_NE(f.find("fixture:claims_build_failure: expect: build fails, but without a GPU expected a build failure"),
             std::string::npos)
       << f;
+}
+
+// Without a GPU, a check that was asked for the GPU's part too is not the
+// whole check: it says which checks did not run, and exits 4, never 0 (which
+// read "35 hold, 0 fail, 0 skipped" and passed a lab no GPU had checked).
+TEST_F(CourseCopy, WithoutAGpuTheCheckIsNotWholeAndExitsFour) {
+  fs::copy(kRoot / "docs", root / "docs", fs::copy_options::recursive);  // the lesson's measured tables
+  const GraderRun g = run_grader({"--json", "--root", root.string(), "check", "lab07"}, 1700, /*no_gpu=*/true);
+  ASSERT_TRUE(g.out.is_object()) << g.raw << g.err;
+  EXPECT_EQ(g.exit_code, 4) << failures(g.out) << g.raw;
+  ASSERT_FALSE(g.out["skipped"].empty()) << g.raw;
+  EXPECT_EQ(g.out["skipped"].back()["why"].get<std::string>().rfind("no GPU", 0), 0u) << g.out["skipped"].dump();
+  const GraderRun text = run_grader({"--root", root.string(), "check", "lab07"}, 1700, /*no_gpu=*/true);
+  EXPECT_EQ(text.exit_code, 4) << text.raw;
+  EXPECT_NE(text.raw.find("group of checks not run"), std::string::npos) << text.raw;
+  EXPECT_NE(text.raw.find("the GPU checks did not run"), std::string::npos) << text.raw;
 }
 
 TEST_F(CourseCopy, AnUnknownLabExitsTwo) {

@@ -386,4 +386,3 @@ TEST(Cli, ACourseThisUserMayNotWriteKeepsItsStateInAFolderOfItsOwn) {
   fs::permissions(course, fs::perms::owner_all, fs::perm_options::add);
   fs::remove_all(base);
 }
-

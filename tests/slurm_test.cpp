@@ -342,8 +342,8 @@ TEST_F(Slurm, StaticNoSubmitWritesScriptAndCollectReportsMissing) {
   EXPECT_EQ(c.j["counts"]["missing"], 4) << c.out;
   EXPECT_EQ(c.j["counts"]["not_graded"], 4) << c.out;
   EXPECT_EQ(c.j["counts"]["error"], 0) << c.out;
-  const ToolRun text = run({GRADER_BIN, "--root", kRoot.string(), "collect", out.string(), "--lab", "lab07"},
-                           base / "scratch", 120);
+  const ToolRun text =
+      run({GRADER_BIN, "--root", kRoot.string(), "collect", out.string(), "--lab", "lab07"}, base / "scratch", 120);
   EXPECT_NE(text.out.find("0 graded, 0 rejected, 4 not graded (no score recorded), 0 errors"), std::string::npos)
       << text.out;
   std::vector<std::string> header;

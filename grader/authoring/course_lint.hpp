@@ -139,8 +139,10 @@ struct CourseLint {
 };
 
 // 2 when a manifest is malformed, else 1 when an item fails, else 4 when
-// `no_toolkit` (nothing could be built, though what ran held), else 0.
-int lint_exit_code(const CourseLint& c, bool no_toolkit);
+// `not_all_checked` (no toolkit, or no GPU for the GPU checks that were not
+// declined with --static-only: what ran held, but it was not the whole check),
+// else 0.
+int lint_exit_code(const CourseLint& c, bool not_all_checked);
 nlohmann::json lint_to_json(const CourseLint& c);
 
 }  // namespace grader

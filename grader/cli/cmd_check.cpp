@@ -129,10 +129,16 @@ void print_totals(const CourseLint& c) {
   std::cout << "\n"
             << c.labs.size() << " lab" << (c.labs.size() == 1 ? "" : "s") << ": " << pass << " hold, "
             << (fail ? Style::red(std::to_string(fail) + " fail") : std::string("0 fail")) << ", " << skip << " skipped"
+            << (c.skipped.empty() ? std::string()
+                                  : " (and " + std::to_string(c.skipped.size()) + " group" +
+                                        (c.skipped.size() == 1 ? "" : "s") + " of checks not run: listed above)")
             << (warn ? ", " + Style::yellow(std::to_string(warn) + " warn") : std::string()) << "\n";
   if (c.exit_code == kExitUsage) std::cout << Style::red("a lab.json does not load: fix it first (exit 2)") << "\n";
   if (c.exit_code == kExitEnvironment)
-    std::cout << Style::yellow("no CUDA toolkit: nothing could be built (exit 4)") << "\n";
+    std::cout << Style::yellow(c.arch.empty() ? "no CUDA toolkit: nothing could be built (exit 4)"
+                                              : "no GPU: the GPU checks did not run, so this was not the whole check "
+                                                "(exit 4; --static-only asks for the static checks alone)")
+              << "\n";
 }
 
 int run_check(const CheckCommandOptions& o, const GlobalOptions& g) {
@@ -173,7 +179,8 @@ int run_check(const CheckCommandOptions& o, const GlobalOptions& g) {
     c.skipped.insert(c.skipped.begin(), {"solution-based checks (solution builds and passes, stray hunks, TODO regions "
                                          "filled, threshold margins, fixture verdicts)",
                                          "a published copy: the course has no solutions/ folder"});
-  c.exit_code = lint_exit_code(c, no_toolkit);
+  const bool no_gpu = session && !gpu && !o.static_only;
+  c.exit_code = lint_exit_code(c, no_toolkit || no_gpu);
 
   if (g.json) {
     std::cout << json_text(lint_to_json(c)) << "\n";
