@@ -114,6 +114,33 @@ TEST(Cli, HelpListsEveryCommandAndEachCommandsOptions) {
   EXPECT_NE(grade.out.find("--submission"), std::string::npos) << grade.out;
 }
 
+// A refused command line is said in the grader's words: the command, the word
+// it did not expect, the option probably meant, where its help is; rc 2. (CLI11
+// said "The following arguments were not expected: 5 --sed", `grader help foo`
+// printed the general help with rc 0, `grader reset` said "lab is required".)
+TEST(Cli, ARefusedCommandLineSaysWhatWasMeant) {
+  const auto sed = run({"grade", "lab07", "--sed", "5"});
+  EXPECT_EQ(sed.exit_code, 2);
+  EXPECT_NE(sed.err.find("grader grade: no option --sed; did you mean --seed?"), std::string::npos) << sed.err;
+  EXPECT_NE(sed.err.find("grader grade --help"), std::string::npos) << sed.err;
+  const auto jobs = run({"batch", "class", "--lab", "7", "--job", "3"});
+  EXPECT_EQ(jobs.exit_code, 2);
+  EXPECT_NE(jobs.err.find("did you mean --jobs?"), std::string::npos) << jobs.err;
+  const auto extra = run({"grade", "lab07", "extra"});
+  EXPECT_EQ(extra.exit_code, 2);
+  EXPECT_NE(extra.err.find("grader grade: unexpected \"extra\""), std::string::npos) << extra.err;
+  const auto reset = run({"reset"});
+  EXPECT_EQ(reset.exit_code, 2);
+  EXPECT_NE(reset.err.find("grader reset needs its lab: grader reset LAB (e.g. grader reset lab07"), std::string::npos)
+      << reset.err;
+  const auto help = run({"help", "foo"});
+  EXPECT_EQ(help.exit_code, 2) << help.out;
+  EXPECT_NE(help.err.find("no command \"foo\""), std::string::npos) << help.err;
+  const auto typo = run({"help", "gradee"});
+  EXPECT_EQ(typo.exit_code, 2) << typo.out;
+  EXPECT_NE(typo.err.find("did you mean `grader help grade`?"), std::string::npos) << typo.err;
+}
+
 TEST(Cli, ABadArgumentUnderJsonIsAJsonError) {
   const auto r = run({"--json", "grade", "lab07", "--no-such-option"});
   EXPECT_EQ(r.exit_code, 2);

@@ -14,6 +14,7 @@
 #include "edit_distance.hpp"
 #include "json_text.hpp"
 #include "manifest.hpp"
+#include "parse_errors.hpp"
 #include "terminal.hpp"
 #include "toolchain.hpp"
 
@@ -93,6 +94,15 @@ Arguments normalise_arguments(int argc, char** argv) {
     }
     if (!a.empty() && a[0] == '-') continue;
     if (a == "help") {
+      // `grader help CMD`: that command's help; a word that is no command is an
+      // error (it printed the general help, exit 0).
+      if (i + 1 < args.size() && !args[i + 1].empty() && args[i + 1][0] != '-' && !is_command(args[i + 1])) {
+        const std::string meant = close_command(args[i + 1]);
+        out.unknown_command = "no command \"" + args[i + 1] + "\"" +
+                              (meant.empty() ? std::string() : "; did you mean `grader help " + meant + "`?") +
+                              " (grader --help lists the commands)";
+        return out;
+      }
       args.erase(args.begin() + static_cast<long>(i));
       args.push_back("--help");
       return out;
@@ -158,12 +168,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(static_cast<int>(cargv.size()), const_cast<char**>(cargv.data()));
   } catch (const CLI::ParseError& e) {
-    // --help prints as CLI11 does; an error is JSON when --json was asked for.
-    if (e.get_exit_code() == 0 || !normalised.json) {
-      const int code = app.exit(e);
-      return code == 0 ? kExitPass : kExitUsage;
-    }
-    return report_error(early, std::string(e.what()) + " (grader --help lists the commands and options)", kExitUsage);
+    // --help prints as CLI11 does; an error is said in the grader's words (JSON under --json).
+    if (e.get_exit_code() == 0) return app.exit(e) == 0 ? kExitPass : kExitUsage;
+    return report_error(early, parse_error_message(e, app, normalised.args), kExitUsage);
   }
   Style::configure(!global.no_color && !global.json);
   // --verbose prints compiler commands to stderr as it goes: a spinner would garble them.
