@@ -73,6 +73,7 @@ std::vector<std::string> bwrap_command(const Isolation& iso, const std::vector<s
   std::vector<std::string> mounted;
   for (const auto& d : system_read_folders())
     if (mount_system_folder(d, a)) mounted.push_back(d);
+  const std::vector<std::string> system = mounted;
   for (const auto& d : library_folders_of_this_environment())
     if (is_dir(d)) {
       a.insert(a.end(), {"--ro-bind", canonical(d), canonical(d)});
@@ -103,8 +104,9 @@ std::vector<std::string> bwrap_command(const Isolation& iso, const std::vector<s
   // /tmp is always a fresh one: scratch space of the program's own.
   for (const auto& h : hide)
     if (is_dir(h) && h != "/" && (h == "/tmp" || inside_any(h, mounted))) a.insert(a.end(), {"--tmpfs", h});
-  for (const auto& v : visible)
-    if (is_dir(v)) a.insert(a.end(), {"--ro-bind", canonical(v), canonical(v)});
+  for (const auto& v : visible)  // a system folder named again (the toolkit in /usr) is bound once
+    if (is_dir(v) && std::find(system.begin(), system.end(), canonical(v)) == system.end())
+      a.insert(a.end(), {"--ro-bind", canonical(v), canonical(v)});
   for (const auto& w : writable)
     if (is_dir(w)) a.insert(a.end(), {"--bind", canonical(w), canonical(w)});
   // The user namespace keeps the submission from every privilege of the

@@ -193,8 +193,9 @@ const std::string kHeader =
 
 }  // namespace
 
-// Without a GPU nothing is graded: bad files are still rejected, every other
-// row says "not graded: no GPU", no score is written, and the batch exits 4.
+// Without a GPU nothing is scored but what no GPU could change: bad files are
+// rejected, a build failure or a first step failing a static check is a 0, every
+// other row says "not graded: no GPU" with no score, and the batch exits 4.
 TEST_F(Batch, StaticWithoutAGpuRecordsNoScore) {
   const fs::path out = base / "out";
   const GraderRun r = run_grader({"batch", (base / "class").string(), "--lab", "lab07", "--out", out.string(), "--jobs",
@@ -216,14 +217,22 @@ TEST_F(Batch, StaticWithoutAGpuRecordsNoScore) {
   EXPECT_NE(rows["binary"]["reason"].get<std::string>().find("NUL"), std::string::npos);
   EXPECT_NE(rows["huge"]["reason"].get<std::string>().find("too large"), std::string::npos);
   EXPECT_NE(rows["nokernel"]["reason"].get<std::string>().find("no kernel.cu"), std::string::npos);
-  for (const char* id :
-       {"correct", "unpadded", "off_by_one", "infinite_loop", "compile_error", "empty_kernel", "crash_host",
-        "read_solutions", "write_outside", "fork_bomb", "daemon_rewrites_gradebook", "links_over_what_is_read_back"}) {
+  for (const char* id : {"correct", "unpadded", "off_by_one", "infinite_loop", "crash_host", "read_solutions",
+                         "write_outside", "fork_bomb", "daemon_rewrites_gradebook", "links_over_what_is_read_back"}) {
     EXPECT_EQ(rows[id]["status"], "not_graded") << id << ": " << rows[id].dump();
     EXPECT_TRUE(rows[id]["points"].is_null()) << id;
     EXPECT_NE(rows[id]["notes"].get<std::string>().find("not graded: no GPU"), std::string::npos) << rows[id].dump();
   }
-  EXPECT_EQ(r.out["counts"]["not_graded"], 12);
+  EXPECT_EQ(r.out["counts"]["not_graded"], 10);
+  // What no GPU could change is a grade now: a build failure, a first step whose
+  // static check fails (the empty kernel loads nothing through shared memory).
+  for (const char* id : {"compile_error", "empty_kernel"}) {
+    EXPECT_EQ(rows[id]["status"], "graded") << id << ": " << rows[id].dump();
+    EXPECT_EQ(rows[id]["points"], 0.0) << id;
+  }
+  EXPECT_NE(rows["compile_error"]["notes"].get<std::string>().find("build failed (kernel): kernel.cu:"),
+            std::string::npos)
+      << rows["compile_error"].dump();
   for (const auto& [id, row] : rows) EXPECT_TRUE(fs::exists(out / "results" / (id + ".json"))) << id;
 
   std::vector<std::string> header;
@@ -243,7 +252,7 @@ TEST_F(Batch, StaticWithoutAGpuRecordsNoScore) {
   EXPECT_TRUE(gs["tests"].empty());
   EXPECT_NE(gs["output"].get<std::string>().find("not graded: no GPU"), std::string::npos);
 
-  // Nothing ran, so nothing escaped.
+  // No program ran (only builds), so nothing escaped.
   for (const auto& t : escape_targets()) EXPECT_FALSE(fs::exists(t)) << t;
 
   // A rerun grades them again (a row without a score is never kept).
@@ -252,7 +261,8 @@ TEST_F(Batch, StaticWithoutAGpuRecordsNoScore) {
                  base / "scratch");
   ASSERT_EQ(again.exit_code, 4) << again.raw << again.err;
   rows = rows_by_id(again.out);
-  for (const auto& [id, row] : rows) EXPECT_EQ(row["reused"], row["status"] == "rejected") << id;
+  for (const auto& [id, row] : rows)
+    EXPECT_EQ(row["reused"], row["status"] == "rejected" || row["status"] == "graded") << id;
 }
 
 // A folder name a student chose costs only its own row: too long for a file
@@ -283,7 +293,9 @@ TEST_F(Batch, StaticOddFolderNamesCostOnlyTheirRows) {
 TEST_F(Batch, StaticGradescopeEntryPoint) {
   const fs::path sub = base / "upload";
   write(sub / "src" / "deep" / "kernel.cu", "// not this one: deeper\n");
-  write(sub / "src" / "kernel.cu", read(kLab / "empty_kernel.cu"));
+  // Builds and passes its static checks: only a GPU could grade it (an empty
+  // kernel, which fails step 1's static check, would get its 0 without one).
+  write(sub / "src" / "kernel.cu", read(kLab / "unpadded.cu"));
   write(sub / "README.md", "x");
   const fs::path results = base / "results" / "results.json";
   const GraderRun r =

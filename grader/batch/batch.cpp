@@ -254,35 +254,67 @@ BatchEnvironment prepare_batch_environment(const Session& session, const std::st
   return b;
 }
 
+namespace {
+
+// One child grade of the submission into `row`; false when it could not start
+// (the row then says why). Throws Interrupted.
+bool grade_once(const Submission& s, const BatchSettings& settings, BatchRow& row, bool static_only) {
+  const std::optional<fs::path> private_dir = make_private_folder(s, row);
+  if (!private_dir) return false;
+  ChildOptions o = child_grader(*private_dir, settings);
+  if (static_only) o.env->push_back("GRADER_NO_GPU=1");
+  const ChildResult r = run_child(o);
+  std::error_code ec;
+  if (r.interrupted) {
+    fs::remove_all(*private_dir, ec);
+    throw Interrupted();
+  }
+  row.report = nullptr;
+  row.reason.clear();
+  read_child_grade(r, o, settings, row);
+  fs::remove_all(*private_dir, ec);
+  return true;
+}
+
+// Without a GPU nothing is scored, except what no GPU could change: a
+// submission that does not build, or whose first step fails a static check,
+// has 0 points on any GPU, and the instructor sees why now. Any other row is
+// not graded (no score, never a 0).
+void grade_without_a_gpu(const Submission& s, const BatchSettings& settings, BatchRow& row) {
+  if (!grade_once(s, settings, row, /*static_only=*/true)) return;
+  if (row.status == "error") return;  // the grade did not finish: say so
+  const json& steps = row.report.is_object() ? row.report.value("steps", json::array()) : json::array();
+  const bool build_failed = row.report.is_object() && row.report.value("exit_code", 0) == kExitBuildFailed;
+  const bool first_fails = !steps.empty() && steps[0].value("status", "") == "fail";
+  if (build_failed || first_fails) {
+    row.status = "graded";
+    row.reason.clear();
+    return;
+  }
+  row.status = "not_graded";
+  row.reason = "no GPU (" + settings.no_gpu_reason + ")";
+  row.report = nullptr;
+}
+
+}  // namespace
+
 BatchRow grade_submission(const Submission& s, const BatchSettings& settings) {
   BatchRow row;
   row.id = s.id;
   row.hash = submission_hash(s.source);
   row.hints_used = hints_used(s.folder, settings.lab_id);
+  const auto t0 = std::chrono::steady_clock::now();
   if (!settings.no_gpu_reason.empty()) {
-    row.status = "not_graded";
-    row.reason = "no GPU (" + settings.no_gpu_reason + ")";
+    grade_without_a_gpu(s, settings, row);
+    row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return row;
   }
-  const auto t0 = std::chrono::steady_clock::now();
   // A step that a tool could not grade (it could not attach, the machine was
   // busy) is the grading machine's failure, never the student's: the row is
   // graded once more before it is left not graded for a later run of the batch.
   std::string first_reason;
   for (int attempt = 0; attempt < 2; ++attempt) {
-    const std::optional<fs::path> private_dir = make_private_folder(s, row);
-    if (!private_dir) return row;
-    const ChildOptions o = child_grader(*private_dir, settings);
-    const ChildResult r = run_child(o);
-    std::error_code ec;
-    if (r.interrupted) {
-      fs::remove_all(*private_dir, ec);
-      throw Interrupted();
-    }
-    row.report = nullptr;
-    row.reason.clear();
-    read_child_grade(r, o, settings, row);
-    fs::remove_all(*private_dir, ec);
+    if (!grade_once(s, settings, row, /*static_only=*/false)) return row;
     if (row.status != "not_graded") break;
     if (attempt == 0) first_reason = row.reason;
   }

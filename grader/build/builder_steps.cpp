@@ -70,6 +70,18 @@ std::string host_compiler_install() {
   return "/usr";
 }
 
+// This process's environment with HOME and TMPDIR in `dir`: a sandboxed nvcc
+// sees no other folder it may write (a batch's child grader has its TMPDIR in
+// a private folder that no sandbox mounts, and nvcc failed without a word).
+std::vector<std::string> scratch_in(const fs::path& dir) {
+  std::vector<std::string> env;
+  for (const auto& kv : memlabs::this_process_environment())
+    if (kv.rfind("TMPDIR=", 0) != 0 && kv.rfind("HOME=", 0) != 0) env.push_back(kv);
+  env.push_back("TMPDIR=" + dir.string());
+  env.push_back("HOME=" + dir.string());
+  return env;
+}
+
 // A sealed compile ran in `staged`, and its text outputs (preprocessed code,
 // host assembly, PTX, dependency lists) name that folder: they name `work`
 // instead, as an unsealed compile's do, for the checks that read them.
@@ -141,17 +153,14 @@ bool run_tool(std::vector<std::string> argv, const fs::path& work, std::string& 
     const std::vector<std::string> toolchain = {nvcc_root.string(), host_compiler_install()};
     if (sandbox.mode == "bwrap") {
       argv = memlabs::bwrap_command(sandbox, toolchain, {work.string()}, argv);
+      env = scratch_in(work);
     } else {
       sealed.emplace();
       staged = sealed->folder() / "work";
       sealed->stage_in(work, staged);
       for (auto& a : argv) a = replace_all(a, work.string(), staged.string());
       argv = memlabs::seal_command(seal_launcher().string(), sealed->spec(sandbox, toolchain, {}), argv);
-      env = memlabs::this_process_environment();
-      for (auto& kv : *env)
-        if (kv.rfind("TMPDIR=", 0) == 0 || kv.rfind("HOME=", 0) == 0)
-          kv = kv.substr(0, kv.find('=') + 1) + staged.string();
-      env->push_back("TMPDIR=" + staged.string());
+      env = scratch_in(staged);
     }
   }
   ChildOptions o;
