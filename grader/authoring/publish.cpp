@@ -18,6 +18,7 @@
 #include "hint_policy.hpp"
 #include "manifest.hpp"
 #include "options.hpp"
+#include "published_links.hpp"
 #include "step_fixes.hpp"
 #include "text.hpp"
 #include "todo_regions.hpp"
@@ -32,9 +33,11 @@ namespace {
 // adversarial submissions (solutions with one thing changed, or attacks).
 const std::vector<std::string> kTrees = {"grader", "common", "tests"};
 const std::vector<std::string> kExcludedTrees = {"tests/fixtures", "tests/faults", "tests/adversarial"};
+// Committed run logs: read with the course, copied only where a published file links one.
+constexpr const char* kLinkedDocs = "docs/measurements/logs";
 const std::vector<std::string> kSingleFiles = {"CMakeLists.txt",       "CMakePresets.json", "scripts/setup",
                                                "scripts/check-format", ".clang-format",     "docs/json-output.md",
-                                               "docs/manifest.md"};
+                                               "docs/manifest.md",     "docs/security.md"};
 
 std::string read_course_file(const fs::path& p) {
   if (auto text = read_file(p)) return *text;
@@ -160,6 +163,7 @@ std::vector<std::string> find_solution_leaks(const fs::path& dir, const std::vec
 }
 
 bool read_by_publish(const std::string& relative) {
+  if (relative.rfind(std::string(kLinkedDocs) + "/", 0) == 0) return true;  // copied when a published file links one
   if (relative == "README.md" || relative == "syllabus.md" ||
       std::find(kSingleFiles.begin(), kSingleFiles.end(), relative) != kSingleFiles.end())
     return true;
@@ -250,6 +254,13 @@ void write_copy(const fs::path& root, const fs::path& tmp, const PublishedLabs& 
   write_file(tmp / "README.md", readme);
   write_file(tmp / "syllabus.md", syllabus);
   res.files = files.size() + 2;
+  // The run logs and docs the lessons and the README cite come along; a link
+  // that still leads nowhere is the course's to fix.
+  const auto dead = complete_links(root, tmp, res.files);
+  if (!dead.empty())
+    throw PublishError("a link in the class copy leads nowhere, so nothing was published:\n  " + join(dead, "\n  ") +
+                           "\nLink to a file the copy holds (docs/ files are copied when linked), or drop the link.",
+                       kExitUsage);
   // The student files as handed out, so `grader reset` can restore one.
   for (std::size_t i = 0; i < p.labs.size(); ++i) {
     const fs::path skeleton = published_skeleton(tmp, p.labs[i]->folder, p.manifests[i].student_file);
@@ -320,6 +331,7 @@ std::vector<std::string> read_paths(const std::vector<std::string>& folders) {
   }
   out.insert(out.end(), kTrees.begin(), kTrees.end());
   out.insert(out.end(), kSingleFiles.begin(), kSingleFiles.end());
+  out.push_back(kLinkedDocs);
   return out;
 }
 
