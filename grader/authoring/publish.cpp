@@ -33,11 +33,12 @@ namespace {
 // adversarial submissions (solutions with one thing changed, or attacks).
 const std::vector<std::string> kTrees = {"grader", "common", "tests"};
 const std::vector<std::string> kExcludedTrees = {"tests/fixtures", "tests/faults", "tests/adversarial"};
-// Committed run logs: read with the course, copied only where a published file links one.
-constexpr const char* kLinkedDocs = "docs/measurements/logs";
+// The rest of docs/ (the threat model, committed run logs): read from HEAD with
+// the course, copied only where a published file links one (published_links.hpp).
+constexpr const char* kLinkedDocs = "docs";
 const std::vector<std::string> kSingleFiles = {"CMakeLists.txt",       "CMakePresets.json", "scripts/setup",
                                                "scripts/check-format", ".clang-format",     "docs/json-output.md",
-                                               "docs/manifest.md",     "docs/security.md"};
+                                               "docs/manifest.md"};
 
 std::string read_course_file(const fs::path& p) {
   if (auto text = read_file(p)) return *text;
@@ -163,12 +164,13 @@ std::vector<std::string> find_solution_leaks(const fs::path& dir, const std::vec
 }
 
 bool read_by_publish(const std::string& relative) {
-  if (relative.rfind(std::string(kLinkedDocs) + "/", 0) == 0) return true;  // copied when a published file links one
   if (relative == "README.md" || relative == "syllabus.md" ||
       std::find(kSingleFiles.begin(), kSingleFiles.end(), relative) != kSingleFiles.end())
     return true;
   for (const auto& x : kExcludedTrees)
     if (relative == x || relative.rfind(x + "/", 0) == 0) return false;
+  // Linked docs go out as committed, whatever the working tree holds: an edit there blocks nothing.
+  if (relative.rfind(std::string(kLinkedDocs) + "/", 0) == 0) return false;
   return !hidden(fs::path(relative));
 }
 
