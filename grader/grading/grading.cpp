@@ -16,6 +16,7 @@
 #include "ncu_report.hpp"
 #include "phase_log.hpp"
 #include "plausibility.hpp"
+#include "red_flags.hpp"
 #include "referee_client.hpp"
 #include "sanitizer_report.hpp"
 #include "stats.hpp"
@@ -169,6 +170,9 @@ GradeReport LabGrader::run() {
     rep_.exit_code = failed_step ? kExitStepFailed : skipped_step ? kExitEnvironment : kExitPass;
     if (!s_.device.present) rep_.notes.push_back("no GPU: only the static checks ran (" + s_.device.reason + ")");
     if (!s_.course.state_note().empty()) rep_.notes.push_back(s_.course.state_note());
+    for (const auto& f : red_flags(read_file(rep_.submission).value_or("")))
+      rep_.notes.push_back("kernel.cu:" + std::to_string(f.line) + ": " + f.what +
+                           " (noted for whoever reads this grade; the checks decide)");
   }
   stop_tool_runs();  // of steps a failed step locked: no check reads them, and their folders go next
   if (!s_.global.verbose) {

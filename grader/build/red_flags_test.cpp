@@ -1,0 +1,67 @@
+#include "red_flags.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(RedFlags, EachKindOnItsLineAndNothingInComments) {
+  const auto flags = grader::red_flags(
+      "// cudaStreamCreate in a comment is no red flag, nor /* fork() */ this\n"
+      "std::ifstream f(\"/proc/self/cmdline\");\n"
+      "/* a block\n   comment with getenv */ int x = 0;\n"
+      "const char* s = \"// not a comment: getenv\";\n"
+      "std::thread t([] {}); cudaStreamCreate(&s);\n"
+      "__attribute__((constructor)) static void early() {}\n"
+      "cublasSgemm(h, a, b);\n");
+  ASSERT_EQ(flags.size(), 6u);
+  EXPECT_EQ(flags[0].line, 2u);
+  EXPECT_NE(flags[0].what.find("/proc"), std::string::npos);
+  EXPECT_EQ(flags[1].line, 5u);  // inside a string: still read, the text is the program's
+  EXPECT_NE(flags[1].what.find("environment"), std::string::npos);
+  EXPECT_EQ(flags[2].line, 6u);
+  EXPECT_NE(flags[2].what.find("threads"), std::string::npos);
+  EXPECT_EQ(flags[3].line, 6u);
+  EXPECT_NE(flags[3].what.find("streams"), std::string::npos);
+  EXPECT_EQ(flags[4].line, 7u);
+  EXPECT_EQ(flags[5].line, 8u);
+  EXPECT_NE(flags[5].what.find("library"), std::string::npos);
+}
+
+// Honest work raises none: every solution and every alt_* fixture of the course.
+TEST(RedFlags, NoneInHonestWork) {
+  const fs::path root = COURSE_ROOT;
+  std::size_t files = 0;
+  for (const fs::path dir : {root / "solutions", root / "tests" / "fixtures"}) {
+    if (!fs::exists(dir)) continue;
+    for (const auto& e : fs::recursive_directory_iterator(dir)) {
+      const std::string name = e.path().filename().string();
+      if (e.path().extension() != ".cu" || (dir.filename() == "fixtures" && name.rfind("alt_", 0) != 0)) continue;
+      ++files;
+      for (const auto& f : grader::red_flags(read(e.path())))
+        ADD_FAILURE() << e.path() << ":" << f.line << ": " << f.what;
+    }
+  }
+  if (files == 0) GTEST_SKIP() << "no solutions or fixtures (a published copy)";
+}
+
+// The attacks that read /proc, start daemons or signal the grader are flagged.
+TEST(RedFlags, RaisedByTheAttacksThatNeedThem) {
+  const fs::path dir = fs::path(COURSE_ROOT) / "tests" / "adversarial" / "lab07-bank-conflicts";
+  if (!fs::exists(dir)) GTEST_SKIP() << "no tests/adversarial (a published copy)";
+  for (const char* attack : {"signals_the_grader", "leaves_a_daemon", "tool_run_reads_the_solution", "cuts_ncu_off",
+                             "defers_work_to_a_thread", "slow_kernel_on_a_side_stream"})
+    EXPECT_FALSE(grader::red_flags(read(dir / (std::string(attack) + ".cu"))).empty()) << attack;
+}
+
+}  // namespace
