@@ -2,10 +2,13 @@
 // compile and link of Builder goes through (see builder_steps.hpp).
 #include "builder_steps.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -82,6 +85,28 @@ std::vector<std::string> scratch_in(const fs::path& dir) {
   return env;
 }
 
+// Graders building the same entry at once (a test suite's parallel grades, a
+// check's) wait for one build instead of each making its own: common/'s objects
+// took 4 × 2.5 min on a 2-core machine when four grades started together. The
+// lock is an flock on a file beside the entry, let go when its process ends.
+class EntryLock {
+ public:
+  explicit EntryLock(const fs::path& file)
+      : fd_(::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) {
+    if (fd_ >= 0)
+      while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+      }
+  }
+  ~EntryLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  EntryLock(const EntryLock&) = delete;
+  EntryLock& operator=(const EntryLock&) = delete;
+
+ private:
+  int fd_;
+};
+
 // A sealed compile ran in `staged`, and its text outputs (preprocessed code,
 // host assembly, PTX, dependency lists) name that folder: they name `work`
 // instead, as an unsealed compile's do, for the checks that read them.
@@ -109,6 +134,8 @@ CacheEntry cached_build(const fs::path& cache_dir, const std::string& name, cons
     return e;
   }
   const std::lock_guard<std::mutex> one_build(entry_turn(e.dir));
+  fs::create_directories(cache_dir, ec);
+  const EntryLock other_graders(cache_dir / (name + "-" + key + ".lock"));
   if (fs::exists(e.dir, ec)) {
     // Another thread built it while this one waited; else it is half-gone,
     // from an older grader, or tampered with: moved aside and rebuilt, never used.
