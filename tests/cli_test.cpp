@@ -410,6 +410,14 @@ TEST(Cli, ACourseThisUserMayNotWriteKeepsItsStateInAFolderOfItsOwn) {
   EXPECT_NE(j.value("state_note", "").find(state), std::string::npos) << doctor.out;
   EXPECT_FALSE(fs::exists(course / ".grader"));
   EXPECT_TRUE(fs::exists(state)) << state;
+  // That folder made first by someone else (a shared /tmp): never used.
+  if (::geteuid() == 0 && ::chown(state.c_str(), 12345, 12345) == 0) {
+    ::setenv("XDG_STATE_HOME", (base / "state").c_str(), 1);
+    const Result foreign = run({"--root", course.string(), "list"});
+    ::unsetenv("XDG_STATE_HOME");
+    EXPECT_EQ(foreign.exit_code, 2) << foreign.out << foreign.err;
+    EXPECT_NE(foreign.err.find("is not a folder of this user's"), std::string::npos) << foreign.err;
+  }
   fs::permissions(course, fs::perms::owner_all, fs::perm_options::add);
   fs::remove_all(base);
 }

@@ -202,6 +202,12 @@ fs::path state_dir_for(const fs::path& root, unsigned euid, std::string& note) {
   const fs::path dir =
       base / "cuda-memory-labs" / (root.filename().string() + "-" + sha256_hex(root.string()).substr(0, 12));
   note = why + ": your progress, runs and builds are kept in " + dir.string();
+  // Made first by someone else (a shared /tmp without a HOME, say): it could
+  // hold anything they like, so it is never used.
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) == 0 && (!S_ISDIR(st.st_mode) || st.st_uid != euid))
+    throw CourseError(dir.string() + " is not a folder of this user's, and the grader would keep its state there (" +
+                      why + "): remove it, or set XDG_STATE_HOME to a folder of your own");
   return dir;
 }
 
