@@ -23,6 +23,7 @@
 #include "sandbox.hpp"
 #include "sealed_run.hpp"
 #include "text.hpp"
+#include "toolchain.hpp"
 
 namespace fs = std::filesystem;
 
@@ -58,17 +59,10 @@ std::string replace_all(std::string text, const std::string& from, const std::st
 // The install of the host compiler nvcc runs (the first g++ on PATH): /usr for
 // a system one, already on the allow-list; its own folder for one in /opt.
 std::string host_compiler_install() {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "";
-  for (std::size_t start = 0; start <= dirs.size();) {
-    const std::size_t end = std::min(dirs.find(':', start), dirs.size());
-    const fs::path gxx = fs::path(dirs.substr(start, end - start)) / "g++";
-    std::error_code ec;
-    if (end > start && ::access(gxx.c_str(), X_OK) == 0) {
-      const fs::path real = fs::weakly_canonical(gxx, ec);
-      if (!ec && real.parent_path().filename() == "bin") return real.parent_path().parent_path().string();
-    }
-    start = end + 1;
+  std::error_code ec;
+  if (const auto gxx = find_on_path("g++")) {
+    const fs::path real = fs::weakly_canonical(*gxx, ec);
+    if (!ec && real.parent_path().filename() == "bin") return real.parent_path().parent_path().string();
   }
   return "/usr";
 }
