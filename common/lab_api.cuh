@@ -109,6 +109,10 @@ class Problem {
   virtual double interference_limit() const { return 1.10; }
   // An optional library implementation timed alongside (cuBLAS, CUB), so a
   // lab can report "% of cuBLAS" measured in the same run. Empty: none.
+  // run_library runs in the referee's trusted server only: driver.cu defines
+  // it, and includes the library's headers, under MEMLABS_REFEREE, so the
+  // submission's program neither contains nor links the library (lab.json's
+  // "link" libraries are linked into the referee alone).
   virtual std::string library_name() const { return ""; }
   virtual void run_library(cudaStream_t) {}
   // Facts about the last run of the candidate, gathered in the worker after it

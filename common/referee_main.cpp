@@ -308,7 +308,7 @@ int main(int argc, char** argv) {
   // The referee and its trusted server ("serve") use one stream each: one
   // hardware queue makes their contexts start about three times sooner.
   use_one_hardware_queue();
-  if (argc >= 2 && std::string(argv[1]) == "serve") return serve(3);
+  if (argc >= 2 && std::string(argv[1]) == "serve") return serve(3, ServerRole::trusted);
   referee_phases();  // its clock starts here
   json result = {{"protocol", kRefereeProtocol}, {"status", "error"}};
   int code = 0;

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "channel.hpp"
@@ -32,7 +33,7 @@ Variant parse_variant(const json& request) {
 
 class Server {
  public:
-  explicit Server(int fd) : channel_(fd), lab_(define_lab()), sentinel_(1) {}
+  Server(int fd, ServerRole role) : role_(role), channel_(fd), lab_(define_lab()), sentinel_(1) {}
 
   int loop() {
     for (;;) {
@@ -154,6 +155,11 @@ class Server {
       return json::object();
     }
     if (op == "library") {
+      // The referee sends it to its trusted server only. In the worker,
+      // driver.cu's run_library is Problem's empty default (the library code is
+      // compiled under MEMLABS_REFEREE alone), and an answer would time nothing.
+      if (role_ != ServerRole::trusted)
+        throw std::runtime_error("the library runs in the referee's trusted server, never in the submission's program");
       each(q, [&](Problem& p) { p.run_library(stream()); });
       CUDA_CHECK_LAUNCH();
       wait();
@@ -190,6 +196,7 @@ class Server {
     throw std::runtime_error("unknown request \"" + op + "\"");
   }
 
+  const ServerRole role_;
   Channel channel_;
   LabDefinition lab_;
   DeviceBuffer<unsigned char> sentinel_;  // lives as long as the context: check_context()
@@ -201,9 +208,9 @@ class Server {
 
 }  // namespace
 
-int serve(int fd) {
+int serve(int fd, ServerRole role) {
   try {
-    return Server(fd).loop();
+    return Server(fd, role).loop();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "server: %s\n", e.what());
     return 11;

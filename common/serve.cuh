@@ -10,7 +10,9 @@
 //   before  {sets, variant}     prepare(variant): the host's untimed writes
 //   run     {sets, variant}     run(variant) on each set, then wait for the GPU
 //   after   {sets, variant}     finish(variant): the host's untimed reads
-//   library {sets}              the library version on each set, then wait
+//   library {sets}              the library version on each set, then wait (the
+//                               trusted server only: the worker answers an error,
+//                               since its driver.cu holds no library code)
 //   copy    {bytes, times}      cudaMemcpy device to device, `times` times, then wait
 //   nop     {}                  an empty kernel, then wait: the cost of a request itself
 //   facts   {set}               the facts the problem reports after the candidate ran
@@ -26,7 +28,11 @@ namespace memlabs {
 // The nop request's kernel, which does nothing (support_kernels.cu).
 void launch_empty_kernel(cudaStream_t stream);
 
+// Who serves: the submission's program, or the referee's own trusted server,
+// the one process where a library (lab.json's "link") is linked and runs.
+enum class ServerRole { worker, trusted };
+
 // Serves on the socket `fd` until told to close or the referee goes; the exit code.
-int serve(int fd);
+int serve(int fd, ServerRole role);
 
 }  // namespace memlabs

@@ -39,7 +39,7 @@ int standalone(const std::vector<std::string>& cases, std::uint64_t seed) {
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
-  if (mode == "serve") return memlabs::serve(3);
+  if (mode == "serve") return memlabs::serve(3, memlabs::ServerRole::worker);
   if (mode != "run") {
     std::fprintf(stderr, "usage: %s serve --fd 3 | run --case C... --seed S\n", argv[0]);
     return 2;

@@ -49,7 +49,7 @@ const std::vector<std::string> kRefereeUnits = {"referee_main",  "referee_suppor
 const std::vector<std::string> kWorkerUnits = {"worker_main", "serve", "support_kernels", "shared_memory", "channel"};
 
 // What a kernel.cu's build checks (builder_kernel.cpp); named again when a check is added.
-const char* const kKernelChecks = "checks: includes, host assembly, #line directives and line markers";
+const char* const kKernelChecks = "checks: includes, library headers, host assembly, #line directives and line markers";
 
 std::string stem_of(const std::string& unit) { return fs::path(unit).stem().string(); }
 
@@ -247,7 +247,11 @@ RunnerBuild Builder::link_runner(const RunnerSource& src, SourceCompiles& compil
   if (!worker.ok) {
     r.stage = "link";
     r.diagnostics = format_compiler_output(worker.log, {{settings_.cache_dir.string() + "/", ""}});
-    if (auto missing = missing_symbol(worker.log))
+    // A library's function (cublasSgemm_v2 declared by hand): the program links none.
+    const std::string library = library_calls(undefined_symbols(worker.log));
+    if (!library.empty())
+      r.diagnostics = library + "\n" + r.diagnostics;
+    else if (auto missing = missing_symbol(worker.log))
       r.diagnostics =
           *missing + "\n" + src.display_name + " must define it exactly as lab.cuh declares it.\n" + r.diagnostics;
     return r;
@@ -268,20 +272,26 @@ RunnerBuild Builder::link_runner(const RunnerSource& src, SourceCompiles& compil
 }
 
 // The key holds the names of the entries `extra` comes from, which are hashes of their inputs.
+// lab.json's "link" libraries go into the referee only, which times the library in its
+// trusted server: linked into the submission's program, a library would be there for
+// kernel.cu to call (cublasSgemm writing C after a decoy kernel), whatever its includes.
 builder_detail::CacheEntry Builder::link_program(const RunnerSource& src, const std::string& name,
                                                  const std::vector<std::string>& units,
                                                  const std::vector<fs::path>& extra,
                                                  const std::vector<fs::path>& common_objects) {
+  const std::vector<std::string> libraries = name == "referee" ? src.referee_libraries : std::vector<std::string>{};
   ContentHash key;
   key.add(common_key()).add(name);
   for (const auto& e : extra) key.add(e.parent_path().filename().string());
-  for (const auto& l : src.link_libraries) key.add(l);
+  // An entry of an older grader, which linked the libraries into both, is not this one.
+  key.add(name == "referee" ? "libraries:" : "no libraries");
+  for (const auto& l : libraries) key.add(l);
   return builder_detail::cached_build(
       settings_.cache_dir, name, key.hex(), [&](const fs::path& work, std::string& log) {
         auto argv = std::vector<std::string>{toolchain_.nvcc.string(), "-arch=" + settings_.arch};
         for (const auto& o : objects_of(units, common_objects)) argv.push_back(o);
         for (const auto& e : extra) argv.push_back(e.string());
-        for (const auto& l : src.link_libraries) argv.push_back("-l" + l);
+        for (const auto& l : libraries) argv.push_back("-l" + l);
         argv.insert(argv.end(), {"-o", (work / name).string()});
         return builder_detail::run_tool(argv, work, log, settings_.verbose);
       });

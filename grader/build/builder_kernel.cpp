@@ -1,6 +1,7 @@
 // kernel.cu compiled as hostile code: staged in a private folder with only
 // the lab's and common/'s headers, its #line directives and its includes
-// (nvcc -M) checked before anything is compiled, then compiled in the sandbox,
+// (nvcc -M: no other file, and no header of a library that would do the lab's
+// work) checked before anything is compiled, then compiled in the sandbox,
 // and its preprocessed code's line markers and its host assembly checked even
 // when the compile failed; what it shows of the compiler's messages is about
 // its own files only. What may be included and assembled is decided in
@@ -66,6 +67,14 @@ bool includes_allowed(const KernelCompile& job, const std::vector<std::string>& 
     std::smatch m;
     const std::string all = log;
     if (std::regex_search(all, m, missing)) {
+      // A library's header by its include name (cutlass/gemm.h), installed
+      // here or not: the same refusal as one that was found.
+      if (m[1].str().front() != '/') {
+        if (auto library = library_of_header(m[1].str())) {
+          log = *library + "\n";
+          return false;
+        }
+      }
       const std::string foreign = foreign_includes(
           {m[1].str().front() == '/' ? m[1].str() : (stage / m[1].str()).string()}, {fs::weakly_canonical(stage)});
       if (!foreign.empty()) {
@@ -81,11 +90,19 @@ bool includes_allowed(const KernelCompile& job, const std::vector<std::string>& 
       if (line.rfind(job.source.display_name, 0) == 0) log += line + "\n";
     return false;
   }
+  const std::vector<std::string> files = parse_dependency_rule(deps);
   std::vector<fs::path> roots = header_roots(job);
   roots.insert(roots.begin(), fs::weakly_canonical(stage));
-  const std::string foreign = foreign_includes(parse_dependency_rule(deps), roots);
+  const std::string foreign = foreign_includes(files, roots);
   if (!foreign.empty()) {
     log = foreign + "\n";
+    return false;
+  }
+  // Of the toolkit's and the system's headers, none of a library that would do the lab's work.
+  const std::string library = library_includes(files, header_roots(job), fs::weakly_canonical(stage),
+                                               read_file(stage / "kernel.cu").value_or(""));
+  if (!library.empty()) {
+    log = library + "\n";
     return false;
   }
   return true;

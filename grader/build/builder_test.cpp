@@ -54,6 +54,106 @@ TEST(ForeignIncludes, DotDotCannotClimbOutOfAnAllowedFolder) {
   EXPECT_NE(foreign_includes({"/w/src/../../etc/passwd"}, {"/w/src"}), "");
 }
 
+// The include rule for libraries, on nvcc -M lists as CUDA 13.0 writes them
+// (cub and thrust under include/cccl/, the others beside cuda_runtime.h).
+const std::vector<std::filesystem::path> kHeaderRoots = {"/cuda", "/usr/include"};
+const std::filesystem::path kStaged = "/w/src";
+
+TEST(LibraryIncludes, TheRuntimeCooperativeGroupsLibcuxxAndNvtxAreAllowed) {
+  EXPECT_EQ(library_includes({"/w/src/kernel.cu", "/w/src/lab/lab.cuh", "/cuda/include/cuda_runtime.h",
+                              "/cuda/include/cooperative_groups.h", "/cuda/include/cooperative_groups/reduce.h",
+                              "/cuda/include/cccl/cuda/barrier", "/cuda/include/cccl/cuda/pipeline",
+                              "/cuda/include/cccl/cuda/std/atomic", "/cuda/include/cccl/nv/target",
+                              "/cuda/include/nvtx3/nvToolsExt.h", "/cuda/include/mma.h", "/usr/include/stdio.h"},
+                             kHeaderRoots, kStaged, "#include <cooperative_groups.h>\n"),
+            "");
+}
+
+TEST(LibraryIncludes, CubThrustAndTheLibrariesWithAnApiAreRefusedByName) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"/cuda/include/cccl/cub/cub.cuh", "cub/cub.cuh (CUB)"},
+      {"/cuda/include/cub/device/device_reduce.cuh", "cub/device/device_reduce.cuh (CUB)"},  // before CCCL moved
+      {"/cuda/include/cccl/thrust/reduce.h", "thrust/reduce.h (Thrust)"},
+      {"/cuda/include/cublas_v2.h", "cublas_v2.h (cuBLAS)"},
+      {"/cuda/include/cublasLt.h", "cublasLt.h (cuBLASLt)"},
+      {"/cuda/include/cusparse.h", "cusparse.h (cuSPARSE)"},
+      {"/cuda/include/cufftXt.h", "cufftXt.h (cuFFT)"},
+      {"/cuda/include/curand_kernel.h", "curand_kernel.h (cuRAND)"},
+      {"/cuda/include/cusolverDn.h", "cusolverDn.h (cuSOLVER)"},
+      {"/cuda/include/nppi_arithmetic_and_logical_operations.h", "nppi_arithmetic_and_logical_operations.h (NPP)"},
+      {"/cuda/include/nvblas.h", "nvblas.h (nvBLAS)"},
+      {"/cuda/include/cudnn.h", "cudnn.h (cuDNN)"},
+      {"/usr/include/cutlass/gemm/device/gemm.h", "cutlass/gemm/device/gemm.h (CUTLASS)"},
+      {"/usr/include/cute/tensor.hpp", "cute/tensor.hpp (CUTLASS)"},
+      {"/cuda/include/cublasdx.hpp", "cublasdx.hpp (cuBLASDx)"},
+  };
+  for (const auto& [file, named] : cases) {
+    const std::string why = library_includes({"/w/src/kernel.cu", file}, kHeaderRoots, kStaged, "");
+    EXPECT_NE(why.find("kernel.cu includes " + named + ":"), std::string::npos) << file << ": " << why;
+    EXPECT_NE(why.find("your own kernels do the lab's work"), std::string::npos) << why;
+    EXPECT_NE(why.find("timed by the grader beside yours"), std::string::npos) << why;
+  }
+}
+
+TEST(LibraryIncludes, TheHeadersKernelCuNamesAreNamedNotTheirInsides) {
+  const std::vector<std::string> read = {"/w/src/kernel.cu",
+                                         "/cuda/include/cccl/thrust/execution_policy.h",
+                                         "/cuda/include/cccl/thrust/detail/config.h",
+                                         "/cuda/include/cccl/cub/util_debug.cuh",
+                                         "/cuda/include/cccl/thrust/inner_product.h",
+                                         "/w/src/lab/lab.cuh"};
+  const std::string why =
+      library_includes(read, kHeaderRoots, kStaged,
+                       "#include <thrust/execution_policy.h>\n  #  include <thrust/inner_product.h>\n"
+                       "#include \"lab.cuh\"\n#include <cub/cub.cuh>  // not read: in #if 0\n");
+  EXPECT_NE(why.find("kernel.cu includes thrust/execution_policy.h (Thrust) and thrust/inner_product.h (Thrust):"),
+            std::string::npos)
+      << why;
+  EXPECT_EQ(why.find("util_debug"), std::string::npos) << "read through Thrust, not named by kernel.cu: " << why;
+  EXPECT_EQ(why.find("cub/cub.cuh"), std::string::npos) << "named, but never read: " << why;
+}
+
+TEST(LibraryIncludes, AHeaderNamedByAMacroOrThroughAnotherIsTheFirstLibraryHeaderRead) {
+  const std::string why =
+      library_includes({"/w/src/kernel.cu", "/cuda/include/cuda_runtime.h", "/cuda/include/cccl/thrust/reduce.h",
+                        "/cuda/include/cccl/cub/util_debug.cuh"},
+                       kHeaderRoots, kStaged, "#define LIBRARY(h) <thr##ust/h>\n#include LIBRARY(reduce.h)\n");
+  EXPECT_NE(why.find("kernel.cu includes thrust/reduce.h (Thrust):"), std::string::npos) << why;
+}
+
+// Whoever reads a library's header, it is refused: an allowed toolkit header
+// that pulled one in would hand the library to the submission (none does in
+// CUDA 13.0), and a course file named like one is the course's own.
+TEST(LibraryIncludes, ReadThroughAnAllowedHeaderStillCountsButTheCoursesOwnFilesDoNot) {
+  EXPECT_NE(
+      library_includes({"/w/src/kernel.cu", "/cuda/include/cccl/cuda/algorithm", "/cuda/include/cccl/cub/cub.cuh"},
+                       kHeaderRoots, kStaged, "#include <cuda/algorithm>\n"),
+      "");
+  EXPECT_EQ(library_includes({"/w/src/kernel.cu", "/w/src/lab/curand_helpers.cuh", "/w/src/common/cub/x.cuh"},
+                             kHeaderRoots, kStaged, "#include \"curand_helpers.cuh\"\n"),
+            "");
+  EXPECT_EQ(library_includes({"/cub/cuda/include/cuda_runtime.h"}, {"/cub/cuda"}, kStaged, ""), "")
+      << "a folder above the include root is not the library's";
+}
+
+TEST(LibraryIncludes, AMissingLibraryHeaderIsRefusedByItsName) {
+  const auto why = library_of_header("cutlass/gemm/device/gemm.h");
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("kernel.cu includes cutlass/gemm/device/gemm.h (CUTLASS):"), std::string::npos) << *why;
+  EXPECT_FALSE(library_of_header("cuda/barrier").has_value());
+  EXPECT_FALSE(library_of_header("lab.cuh").has_value());
+}
+
+TEST(LibraryCalls, ALibrarysFunctionsAreNamedWithWhyTheProgramDoesNotLinkThem) {
+  const std::string why = library_calls({"cublasCreate_v2", "launch_x(float*)", "cublasSgemm_v2"});
+  EXPECT_NE(why.find("kernel.cu calls cuBLAS (cublasCreate_v2 and cublasSgemm_v2)"), std::string::npos) << why;
+  EXPECT_NE(why.find("does not link"), std::string::npos) << why;
+  EXPECT_NE(why.find("your own kernels do the lab's work"), std::string::npos) << why;
+  EXPECT_EQ(library_calls({"launch_matmul_static(float*, float const*, float const*, int, int, int, cudaStream_t)"}),
+            "")
+      << "a launcher kernel.cu forgot is not a library's";
+}
+
 TEST(ForbiddenAssembly, OrdinaryCompilerOutputIsClean) {
   EXPECT_EQ(forbidden_assembly("\t.file\t\"kernel.cu\"\n\t.text\n_Z6launchPf:\n\tmovl\t$1, %eax\n\tret\n"
                                "\t.section\t.rodata\n.LC0:\n\t.string\t\"use .include or .incbin\"\n"),

@@ -51,7 +51,8 @@ std::string demangle_quoted(const std::string& text) {
   return out;
 }
 
-// The symbols a failed link names, in order, each once.
+}  // namespace
+
 std::vector<std::string> undefined_symbols(const std::string& raw) {
   static const std::regex kLd(R"(undefined reference to [`‘'"](.*)['’"]\s*$)");
   static const std::regex kDevice(R"((?:Undefined reference to|Unresolved extern function) '([^']+)')");
@@ -72,6 +73,8 @@ std::vector<std::string> undefined_symbols(const std::string& raw) {
   }
   return symbols;
 }
+
+namespace {
 
 bool is_path_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'; }
 

@@ -40,6 +40,10 @@ std::string format_compiler_output(const std::string& raw,
 // Everything else is left as it is, for format_compiler_output.
 std::string without_messages_about(const std::string& raw, const std::function<bool(const std::string& file)>& shown);
 
+// The symbols a failed link names, in order, each once, as the linker writes
+// them (a device link's mangled names demangled).
+std::vector<std::string> undefined_symbols(const std::string& raw);
+
 // For a link error such as "undefined reference to `launch_transpose(float*,
 // float const*, int, int, CUstream_st*)'", a sentence naming what is missing:
 // "launch_transpose(float*, float const*, int, int, cudaStream_t) is declared

@@ -1,7 +1,14 @@
 // lab08 problem definition: cases, inputs, the atomic baseline, CUB, bytes moved, oracle.
+//
+// CUB is the referee's alone: its code is compiled under MEMLABS_REFEREE, so
+// that only the referee's trusted server, which times it, holds it. The
+// submission's program neither contains nor links it, so kernel.cu cannot
+// hand the dot product to it (and may not include it: builder_checks.cpp).
+#ifdef MEMLABS_REFEREE
 #include <cub/cub.cuh>
 #include <cuda/std/functional>
 #include <thrust/iterator/counting_iterator.h>
+#endif
 
 #include <algorithm>
 #include <cstdlib>
@@ -45,12 +52,14 @@ __global__ void fill_bits(float* out, std::size_t n, std::uint64_t seed) {
     out[i] = bit_at(seed, i);
 }
 
+#ifdef MEMLABS_REFEREE
 // CUB reads the products through this: element i of the reduced sequence.
 struct Product {
   const float* a;
   const float* b;
   __device__ float operator()(int i) const { return a[i] * b[i]; }
 };
+#endif
 
 // Tolerance on the one output, relative to the exact (float64) sum. All
 // products are >= 0, so the condition number of the sum is 1 and only the
@@ -119,6 +128,7 @@ class Dot : public memlabs::Problem {
   // The same dot product by the library, timed alongside; its output is not
   // checked, so it goes to a scratch float of its own.
   std::string library_name() const override { return "CUB"; }
+#ifdef MEMLABS_REFEREE
   // CUB's scratch is sized and allocated once, where the library runs (the
   // referee's trusted server), so a timed run_library only launches.
   void run_library(cudaStream_t s) override {
@@ -129,23 +139,28 @@ class Dot : public memlabs::Problem {
     }
     CUDA_CHECK(library_call(library_scratch_.data(), s));
   }
+#endif
 
  private:
+#ifdef MEMLABS_REFEREE
   // A null scratch pointer only asks CUB how much scratch it needs.
   cudaError_t library_call(void* scratch, cudaStream_t s) {
     return cub::DeviceReduce::TransformReduce(scratch, library_scratch_bytes_, thrust::counting_iterator<int>(0),
                                               library_result_.data(), n_, cuda::std::plus<float>{},
                                               Product{a_.data(), b_.data()}, 0.0f, s);
   }
+#endif
 
   int n_;
   Inputs inputs_;
   std::uint64_t seed_a_ = 0, seed_b_ = 0;
   memlabs::DeviceBuffer<float> a_, b_;
   memlabs::OutputBuffer<float> result_;
+#ifdef MEMLABS_REFEREE
   memlabs::DeviceBuffer<float> library_result_;
   memlabs::DeviceBuffer<unsigned char> library_scratch_;
   std::size_t library_scratch_bytes_ = 0;
+#endif
 };
 
 struct CaseSpec {
