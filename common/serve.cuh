@@ -28,6 +28,10 @@ namespace memlabs {
 // The nop request's kernel, which does nothing (support_kernels.cu).
 void launch_empty_kernel(cudaStream_t stream);
 
+// The standalone run's marker between the harness's launches and the
+// candidate's (candidate_marker.hpp; support_kernels.cu).
+void launch_candidate_marker(cudaStream_t stream);
+
 // Who serves: the submission's program, or the referee's own trusted server,
 // the one process where a library (lab.json's "link") is linked and runs.
 enum class ServerRole { worker, trusted };

@@ -1,6 +1,7 @@
 // The small kernels common/'s host code launches: seeded inputs (random.cuh),
-// an output's poison and canaries (output_buffer.cuh), and the empty kernel of
-// the server's nop request (serve.cuh). They live in this one unit so that the
+// an output's poison and canaries (output_buffer.cuh), the empty kernel of
+// the server's nop request (serve.cuh) and the standalone run's marker
+// (candidate_marker.hpp). They live in this one unit so that the
 // headers hold no device code and common/'s .cpp units compile with the host
 // compiler alone (no cudafe++ or cicc pass over their JSON and STL).
 #include <algorithm>
@@ -39,6 +40,9 @@ void launch_fill_words(Word* p, std::size_t n, Word value, cudaStream_t stream) 
 
 }  // namespace
 
+// Its name is kCandidateMarkerKernel (candidate_marker.hpp); extern "C" keeps it unmangled.
+extern "C" __global__ void memlabs_candidate_begins() {}
+
 namespace detail {
 void fill_words(std::uint32_t* p, std::size_t n, std::uint32_t value, cudaStream_t stream) {
   launch_fill_words(p, n, value, stream);
@@ -51,6 +55,11 @@ void fill_words(std::uint64_t* p, std::size_t n, std::uint64_t value, cudaStream
 void fill_uniform(float* device_out, std::size_t n, std::uint64_t seed, float lo, float hi, cudaStream_t stream) {
   if (n == 0) return;
   fill_uniform_kernel<<<blocks_for(n), 256, 0, stream>>>(device_out, n, seed, lo, hi);
+  CUDA_CHECK_LAUNCH();
+}
+
+void launch_candidate_marker(cudaStream_t stream) {
+  memlabs_candidate_begins<<<1, 1, 0, stream>>>();
   CUDA_CHECK_LAUNCH();
 }
 

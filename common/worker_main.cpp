@@ -25,6 +25,9 @@ int standalone(const std::vector<std::string>& cases, std::uint64_t seed) {
     p->fill(seed, seed);
     for (auto* o : p->outputs()) o->poison(s);
     CUDA_CHECK(cudaDeviceSynchronize());
+    // From here on, every launch is the candidate's (candidate_marker.hpp).
+    memlabs::launch_candidate_marker(s);
+    CUDA_CHECK(cudaDeviceSynchronize());
     p->prepare(memlabs::Variant::candidate);
     p->run(memlabs::Variant::candidate, s);
     CUDA_CHECK_LAUNCH();

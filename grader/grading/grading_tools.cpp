@@ -7,7 +7,9 @@
 
 #include "activity.hpp"
 #include "kept_tool_runs.hpp"
+#include "kernel_stubs.hpp"
 #include "lab_grader.hpp"
+#include "launch_record.hpp"
 #include "ncu_report.hpp"
 #include "phase_log.hpp"
 #include "sandbox.hpp"
@@ -24,7 +26,8 @@ namespace {
 std::string sanitizer_key(const Check& c, const std::string& tool) {
   return "sanitizer " + tool + " " + join(c.cases, ",");
 }
-std::string ncu_key(const Check& c) { return "ncu " + c.kernel + " " + c.case_name; }
+// One profile per case: it sees every launch, whichever kernel a check names.
+std::string ncu_key(const Check& c) { return "ncu " + c.case_name; }
 
 // One compute-sanitizer tool's run, as check_sanitizer reads it.
 struct SanitizerRun {
@@ -63,19 +66,19 @@ ToolCall LabGrader::sanitizer_call(const Check& c, const std::string& tool) {
   return tc;
 }
 
-// One profiling run per kernel and case serves every ncu check on them
-// (lab07's shared-load evidence and its bank conflicts): the union of their metrics.
+// One profiling run per case serves every ncu check on it, whichever kernel
+// it names (lab07's shared-load evidence and its bank conflicts): the union of their metrics.
 ToolCall LabGrader::ncu_call(const Check& c) {
   const fs::path dir = run_dir_ / ("ncu-" + std::to_string(++tool_runs_));
   std::vector<std::string> metrics;
   for (const auto& step : m_.steps)
     for (const auto& other : step.checks)
-      if (other.kind == CheckKind::ncu && other.kernel == c.kernel && other.case_name == c.case_name)
+      if (other.kind == CheckKind::ncu && other.case_name == c.case_name)
         if (const NcuMeasure* m = find_ncu_measure(other.metric))
           for (const auto& name : m->metrics)
             if (std::find(metrics.begin(), metrics.end(), name) == metrics.end()) metrics.push_back(name);
   ToolCall tc;
-  tc.tool = ncu_arguments(*s_.builder->toolchain().ncu, metrics, c.kernel, dir / "ncu.csv");
+  tc.tool = ncu_arguments(*s_.builder->toolchain().ncu, metrics, dir / "ncu.csv");
   tc.worker = rep_.student_build.worker;
   tc.cases = {c.case_name};
   tc.seed = rep_.seed;
@@ -133,7 +136,7 @@ std::shared_future<LabGrader::ToolOutput> LabGrader::start_sanitizer_run(const C
 
 std::shared_future<LabGrader::ToolOutput> LabGrader::start_ncu_run(const Check& c, bool again) {
   return start_tool_run(ncu_key(c) + (again ? " again" : ""), ncu_call(c), "ncu.csv",
-                        "ncu: " + c.kernel + (again ? " (again: ncu failed)" : ""),
+                        "ncu: " + c.case_name + (again ? " (again: ncu failed)" : ""),
                         [](const std::string& report) { return parse_ncu_log(report).measured(); });
 }
 
@@ -211,6 +214,20 @@ CheckResult LabGrader::check_ncu(const Check& c) {
   NcuLog log;
   const ToolOutput run = ncu_profile(c, log);  // an Interrupted rethrows here
   if (log.status != NcuLog::ok) return ncu_run_failed(c, log, run.outcome);
+  if (log.launches.size() > static_cast<std::size_t>(kMaxLaunchesInARun))
+    return failed(c, "more than " + std::to_string(kMaxLaunchesInARun) + " kernels ran in case " + c.case_name +
+                         "; one case needs a launch or a few");
+  // Only what ran after the harness's marker, and only kernel.cu's kernels (launch_record.hpp).
+  // nm missing or failing leaves the names unchecked; the record still tells kernel.cu's entries from others.
+  if (!kernels_defined_twice_)
+    kernels_defined_twice_ = kernels_defined_twice_in(rep_.student_build.worker).value_or(std::vector<std::string>{});
+  const LaunchRecord record = read_launch_record(log.launches, ptx_.entries, c.kernel, *kernels_defined_twice_);
+  if (const std::string why = launch_record_problem(record, c.case_name); !why.empty())
+    return failed(c, why, "not_your_kernel");
+  if (record.named.empty())
+    return failed(c, "your program never launched " + c.kernel + " in case " + c.case_name +
+                         (record.own.empty() ? std::string() : " (it launched: " + join(record.own, ", ") + ")"));
+  const std::vector<NcuLaunch>& launches = record.named;
   const bool at_least = measure->rule == NcuMeasure::at_least;
   const double bound = at_least ? c.ncu_min : c.max;
   double elements = 0;
@@ -219,7 +236,7 @@ CheckResult LabGrader::check_ncu(const Check& c) {
     if (!n) return instead_of_ncu(c, "the correctness run did not count the outputs of " + c.case_name);
     elements = *n;
   }
-  const NcuJudgement j = judge_launches(*measure, log.launches, bound, elements);
+  const NcuJudgement j = judge_launches(*measure, launches, bound, elements);
   if (j.status == NcuJudgement::too_many_launches)
     return failed(c,
                   c.kernel + " was launched more than " + std::to_string(kMaxProfiledLaunches) + " times in case " +
@@ -228,13 +245,12 @@ CheckResult LabGrader::check_ncu(const Check& c) {
   if (j.status == NcuJudgement::not_measured)
     return instead_of_ncu(c, "ncu did not report every counter " + c.metric + " needs");
   json counters = json::array();
-  for (const auto& l : log.launches) counters.push_back(l.metrics);
+  for (const auto& l : launches) counters.push_back(l.metrics);
   CheckResult r;
   r.kind = name_of(c.kind);
   r.details = j.worst.details;
-  r.data = {{"kernel", c.kernel},     {"case", c.case_name}, {"metric", c.metric},
-            {"value", j.worst.value}, {"values", j.values},  {"launches", log.launches.size()},
-            {"counters", counters}};
+  r.data = {{"kernel", c.kernel}, {"case", c.case_name},         {"metric", c.metric},  {"value", j.worst.value},
+            {"values", j.values}, {"launches", launches.size()}, {"counters", counters}};
   r.data[at_least ? "min" : "max"] = bound;
   r.summary = c.kernel + " at " + c.case_name + ": " + j.worst.summary;
   if (!run.kept_from.empty()) {
@@ -244,8 +260,8 @@ CheckResult LabGrader::check_ncu(const Check& c) {
   if (j.judged > 1)
     r.summary += " (the " + std::string(at_least ? "lowest" : "highest") + " of " + std::to_string(j.judged) +
                  " launches: launch " + std::to_string(j.worst_launch + 1) + ")";
-  else if (log.launches.size() > 1)
-    r.details.push_back("over all " + std::to_string(log.launches.size()) + " launches of " + c.kernel +
+  else if (launches.size() > 1)
+    r.details.push_back("over all " + std::to_string(launches.size()) + " launches of " + c.kernel +
                         " in the case together");
   if (j.status == NcuJudgement::fails) {
     r.status = Outcome::fail;

@@ -100,6 +100,8 @@ class LabGrader {
   GradeReport rep_;
   std::filesystem::path run_dir_;
   PtxModule ptx_;
+  // Mangled names the submission's program defines twice (kernel_stubs.hpp), read once, when an ncu check first needs them.
+  std::optional<std::vector<std::string>> kernels_defined_twice_;
   std::map<std::string, KernelResources> resources_;
   bool correctness_done_ = false;
   RunnerOutcome student_run_;

@@ -315,6 +315,7 @@ PtxModule parse_ptx(const std::string& text) {
     PtxKernel k;
     k.mangled = fn.mangled;
     k.name = demangle_kernel_name(fn.mangled);
+    append_unique(module.entries, fn.mangled);
     // Breadth-first over calls, each device function once (recursion ends).
     std::vector<const PtxFunction*> reached = {&fn};
     std::set<std::string> seen = {fn.mangled};

@@ -50,6 +50,7 @@ struct PtxKernel {
 
 struct PtxModule {
   std::map<std::string, PtxKernel> kernels;   // entries, by plain name (merged like ptxas')
+  std::vector<std::string> entries;           // every entry's mangled name: what ncu calls a launch of it
   std::vector<std::string> global_variables;  // module-scope .global (a __device__ array)
   std::vector<std::string> const_variables;   // module-scope .const (__constant__)
   std::vector<std::string> extern_shared;     // .extern .shared declarations

@@ -76,16 +76,16 @@ std::string readable_amount(double v) {
 }
 
 std::vector<std::string> ncu_arguments(const std::filesystem::path& ncu, const std::vector<std::string>& wanted,
-                                       const std::string& kernel, const std::filesystem::path& log_file) {
+                                       const std::filesystem::path& log_file) {
   std::string metrics;
   for (const auto& m : wanted) metrics += (metrics.empty() ? "" : ",") + m;
   return {ncu.string(),
           "--clock-control",
           "none",
-          "--kernel-name",
-          kernel,
+          "--print-kernel-base",
+          "mangled",
           "--launch-count",
-          std::to_string(kMaxProfiledLaunches + 1),
+          std::to_string(kMaxLaunchesInARun + 1),
           "--csv",
           "--page",
           "raw",

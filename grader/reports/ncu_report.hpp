@@ -64,17 +64,22 @@ const NcuMeasure* find_ncu_measure(const std::string& name);
 // 8.0", "at most 0.050", or "0" for a count that must be zero.
 std::string ncu_bound_in_words(const NcuMeasure& measure, double bound);
 
-// The arguments that go before the program's own: every launch of `kernel`
-// (up to one more than kMaxProfiledLaunches, so that too many can be told),
-// unmodified clocks (the grader never changes the GPU's settings), the
-// given metrics only (those of every measure asked of this kernel and case:
-// one profiling run serves them all), a CSV log in `log_file`.
+// Every launch in one profiled run, the harness's included (launch_record.hpp):
+// more than this and the run fails, since a launch past ncu's count would go unseen.
+constexpr int kMaxLaunchesInARun = 64;
+
+// The arguments that go before the program's own: every launch of every kernel
+// (up to one more than kMaxLaunchesInARun, so that too many can be told), named
+// by its mangled name (kernel.cu's are told from others by their PTX entries),
+// unmodified clocks (the grader never changes the GPU's settings), the given
+// metrics only (those of every measure asked of this case: one profiling run
+// serves them all), a CSV log in `log_file`.
 std::vector<std::string> ncu_arguments(const std::filesystem::path& ncu, const std::vector<std::string>& metrics,
-                                       const std::string& kernel, const std::filesystem::path& log_file);
+                                       const std::filesystem::path& log_file);
 
 // One profiled launch.
 struct NcuLaunch {
-  std::string kernel;                     // its name, with its parameters
+  std::string kernel;                     // its mangled name (ncu's --print-kernel-base mangled)
   double blocks = 0;                      // the grid's size in blocks ("Grid Size")
   std::map<std::string, double> metrics;  // metric name -> value (units as ncu prints them)
 };

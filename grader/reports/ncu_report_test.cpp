@@ -218,15 +218,18 @@ TEST(NcuReport, MissingMetricGivesNoValue) {
   EXPECT_EQ(find_ncu_measure("bank_conflicts"), nullptr);
 }
 
-TEST(NcuReport, ArgumentsProfileEveryLaunchUpToTheLimitWithUnmodifiedClocks) {
-  const auto args = ncu_arguments("/opt/ncu", find_ncu_measure("local_memory_bytes")->metrics, "k", "/tmp/log.csv");
+TEST(NcuReport, ArgumentsProfileEveryLaunchOfEveryKernelUpToTheLimitWithUnmodifiedClocks) {
+  const auto args = ncu_arguments("/opt/ncu", find_ncu_measure("local_memory_bytes")->metrics, "/tmp/log.csv");
   const std::string all = [&] {
     std::string s;
     for (const auto& a : args) s += a + " ";
     return s;
   }();
   EXPECT_NE(all.find("--clock-control none"), std::string::npos);
-  EXPECT_NE(all.find("--kernel-name k --launch-count " + std::to_string(kMaxProfiledLaunches + 1)), std::string::npos);
+  // No kernel filter: the harness's marker and any kernel not in kernel.cu must show (launch_record.hpp).
+  EXPECT_EQ(all.find("--kernel-name"), std::string::npos);
+  EXPECT_NE(all.find("--print-kernel-base mangled --launch-count " + std::to_string(kMaxLaunchesInARun + 1)),
+            std::string::npos);
   EXPECT_NE(all.find("--log-file /tmp/log.csv"), std::string::npos);
 }
 

@@ -37,7 +37,10 @@ bool under_a_tool() {
   return mode == "run";
 }
 
+// The course itself, not a folder of the same name in the sandbox's own /tmp (bwrap makes the parents of
+// what it mounts there, and they take writes): a file of the course must be there to read, too.
 bool course_reached() {
+  if (!std::ifstream("@COURSE_ROOT@/labs/lab07-bank-conflicts/lab.json")) return false;
   const std::string planted = "@COURSE_ROOT@/.grader/planted-by-a-tool-run";
   FILE* f = std::fopen(planted.c_str(), "w");
   if (!f) return false;
