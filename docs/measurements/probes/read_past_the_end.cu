@@ -1,5 +1,6 @@
-// Which compute-sanitizer tool sees a read past the end of an input: the measurement behind
-// issue 36's "reads outside inputs fail" (log: ../logs/<gpu>-read-past-the-end.log).
+// Which compute-sanitizer tool sees a read past the end of an input, kept or thrown away: the
+// measurement behind docs/security.md's "Reads past an input that memcheck cannot see"
+// (log: ../logs/h100-read-past-the-end.log).
 // One float4 load of bytes 16..31 of `src`, whose first 28 bytes hold data; only .x, .y and .z
 // (bytes 16..27) are used, so the output is right whatever bytes 28..31 hold. Variants (argv[1]):
 //   exact     cudaMalloc(28): bytes 28..31 lie outside the allocation
