@@ -73,6 +73,19 @@ void Channel::send(const nlohmann::json& body, const std::vector<int>& fds) cons
 // Long (about 70 lines) on purpose: poll, recvmsg and the descriptors that
 // arrive with a message are one sequence, and a descriptor must be closed on
 // every path that does not hand it on.
+bool Channel::has_message() const {
+  pollfd p{fd_, POLLIN, 0};
+  int r;
+  do r = ::poll(&p, 1, 0);
+  while (r < 0 && errno == EINTR);
+  if (r <= 0 || !(p.revents & POLLIN)) return false;
+  char byte;
+  ssize_t n;
+  do n = ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  while (n < 0 && errno == EINTR);
+  return n > 0;  // 0: the other end closed, which is no message
+}
+
 std::optional<Message> Channel::receive(double timeout_s, bool accept_fds) const {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   for (;;) {

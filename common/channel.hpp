@@ -53,6 +53,8 @@ class Channel {
   // Waits up to timeout_s (< 0: no limit); nullopt when it passed. With
   // accept_fds false, descriptors that come along are closed.
   std::optional<Message> receive(double timeout_s, bool accept_fds = true) const;
+  // Whether a message is waiting to be read now (without reading it, or waiting).
+  bool has_message() const;
 
  private:
   int fd_ = -1;

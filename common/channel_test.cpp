@@ -33,6 +33,22 @@ TEST(Channel, CarriesWholeMessagesAndDescriptors) {
   EXPECT_TRUE(second->fds.empty());
 }
 
+TEST(Channel, SaysWhetherAMessageIsWaitingWithoutReadingIt) {
+  auto [a, b] = channel_pair();
+  EXPECT_FALSE(b.has_message());
+  a.send({{"ok", true}});
+  EXPECT_TRUE(b.has_message());
+  EXPECT_TRUE(b.has_message());  // still there: only looked at
+  ASSERT_TRUE(b.receive(1).has_value());
+  EXPECT_FALSE(b.has_message());
+}
+
+TEST(Channel, AClosedPeerIsNoMessage) {
+  auto [a, b] = channel_pair();
+  { auto gone = std::move(a); }
+  EXPECT_FALSE(b.has_message());
+}
+
 TEST(Channel, TimesOutWhenNothingComes) {
   auto [a, b] = channel_pair();
   EXPECT_FALSE(b.receive(0.05));

@@ -46,9 +46,11 @@ class Server {
       const json& q = m->body;
       const std::string op = q.value("op", "");
       phase_ = op;
+      id_ = q.contains("id") ? q["id"] : json();  // every reply gives back its request's id
       try {
         json reply = handle(op, q, m->fds);
         reply["ok"] = true;
+        reply["id"] = id_;
         channel_.send(reply);
         if (op == "close") return 0;
       } catch (const CudaError& e) {
@@ -66,7 +68,7 @@ class Server {
  private:
   void send_error(const json& error) {
     try {
-      channel_.send({{"ok", false}, {"error", error}});
+      channel_.send({{"ok", false}, {"error", error}, {"id", id_}});
     } catch (const std::exception&) {
     }
   }
@@ -204,6 +206,7 @@ class Server {
   cudaStream_t stream_ = nullptr;
   DeviceBuffer<unsigned char> copy_src_, copy_dst_;
   std::string phase_, case_;
+  json id_;  // the id of the request being answered
 };
 
 }  // namespace

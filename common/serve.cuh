@@ -17,6 +17,8 @@
 //   nop     {}                  an empty kernel, then wait: the cost of a request itself
 //   facts   {set}               the facts the problem reports after the candidate ran
 //   close   {}                  reply, then exit
+// Every request carries an "id" (a random number) that its reply gives back: a
+// reply queued ahead of its request cannot know it (ServerProcess::request).
 // A reply is {"ok": true, ...} or {"ok": false, "error": {...}}; after a CUDA
 // error the process exits, since its context is no longer usable.
 #pragma once

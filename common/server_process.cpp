@@ -22,6 +22,7 @@
 #include <stdexcept>
 
 #include "process_table.hpp"
+#include "secure_random.hpp"
 #include "server_launch.hpp"
 
 namespace fs = std::filesystem;
@@ -163,7 +164,17 @@ Reply ServerProcess::request(const nlohmann::json& body, double timeout_s, const
     }
   } note{recent_, body, r, t0};
   try {
-    channel_.send(body, fds);
+    // A reply nobody asked for: one queued ahead of its request would end the
+    // next request at once, before its work is done.
+    if (channel_.has_message()) {
+      r.failure = "protocol";
+      r.detail = "a message it sent before the request (a reply queued ahead of what it answers)";
+      return r;
+    }
+    // Each request carries a number no one can guess, which its reply must give back.
+    nlohmann::json sent = body;
+    sent["id"] = secure_random_u64();
+    channel_.send(sent, fds);
     auto m = channel_.receive(timeout_s, /*accept_fds=*/false);
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!m) {
@@ -175,6 +186,12 @@ Reply ServerProcess::request(const nlohmann::json& body, double timeout_s, const
       r.detail = "a reply without \"ok\"";
       return r;
     }
+    if (!m->body.contains("id") || m->body["id"] != sent["id"]) {
+      r.failure = "protocol";
+      r.detail = "a reply to another request than the one it was sent (its id differs)";
+      return r;
+    }
+    m->body.erase("id");
     r.body = std::move(m->body);
     r.ok = true;
   } catch (const ChannelClosed&) {

@@ -198,3 +198,66 @@ TEST_F(ServerProcessTest, ASubmissionsProgramHasAFileSizeLimitAndIsNotRoot) {
 
 }  // namespace
 }  // namespace memlabs
+
+namespace memlabs {
+namespace {
+
+// A server on descriptor 3 that answers each request as `answer` says (Python,
+// which every machine the tests run on has): "echo" gives back the request's
+// id, "other" gives another, "ahead" first sends a reply nobody asked for.
+SpawnOptions fake_server(const std::string& answer) {
+  SpawnOptions o;
+  o.argv = {"/usr/bin/python3", "-c",
+            "import json, socket, sys, time\n"
+            "s = socket.socket(fileno=3)\n"
+            "mode = sys.argv[1]\n"
+            "if mode == 'ahead':\n"
+            "    s.send(b'{\"ok\": true}')\n"
+            "while True:\n"
+            "    m = s.recv(1 << 20)\n"
+            "    if not m: break\n"
+            "    q = json.loads(m)\n"
+            "    i = q.get('id') if mode != 'other' else 12345\n"
+            "    s.send(json.dumps({'ok': True, 'id': i}).encode())\n",
+            answer};
+  return o;
+}
+
+class RequestIdTest : public ServerProcessTest {
+ protected:
+  void SetUp() override {
+    if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3 for the fake server";
+  }
+};
+
+TEST_F(RequestIdTest, AReplyThatGivesBackTheRequestsIdIsTaken) {
+  ServerProcess p = ServerProcess::spawn(fake_server("echo"));
+  const Reply r = p.request({{"op", "nop"}}, 10);
+  EXPECT_TRUE(r.ok) << r.failure << ": " << r.detail;
+  EXPECT_FALSE(r.body.contains("id"));  // checked, then dropped
+  EXPECT_TRUE(p.request({{"op", "nop"}}, 10).ok);
+  p.kill_all();
+}
+
+TEST_F(RequestIdTest, AReplyWithAnotherIdIsOutsideTheProtocol) {
+  ServerProcess p = ServerProcess::spawn(fake_server("other"));
+  const Reply r = p.request({{"op", "nop"}}, 10);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.failure, "protocol");
+  EXPECT_NE(r.detail.find("id"), std::string::npos) << r.detail;
+  p.kill_all();
+}
+
+TEST_F(RequestIdTest, AReplyQueuedAheadOfItsRequestIsOutsideTheProtocol) {
+  // The early reply would end the next request at once, before its work was done.
+  ServerProcess p = ServerProcess::spawn(fake_server("ahead"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // python starts and sends it
+  const Reply r = p.request({{"op", "run"}}, 10);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.failure, "protocol");
+  EXPECT_NE(r.detail.find("before the request"), std::string::npos) << r.detail;
+  p.kill_all();
+}
+
+}  // namespace
+}  // namespace memlabs

@@ -48,7 +48,7 @@ const std::vector<double>& samples_for(const Samples& s, const std::string& what
 }  // namespace
 
 TimingSession::TimingSession(const LabDefinition& lab, const RefereeArgs& a, GpuTurnFiles* turn)
-    : lab_(lab), a_(a), case_(a.cases.at(0)), rng_(std::random_device{}()), turn_(turn) {
+    : lab_(lab), a_(a), case_(a.cases.at(0)), turn_(turn) {
   CUDA_CHECK(cudaStreamCreate(&stream_));
 }
 

@@ -18,6 +18,7 @@
 #include "gpu_turn.hpp"
 #include "l2_flush.cuh"
 #include "referee.cuh"
+#include "secure_random.hpp"
 #include "stats.hpp"
 
 namespace memlabs::timing_detail {
@@ -87,7 +88,7 @@ class TimingSession {
   const LabDefinition& lab_;
   const RefereeArgs& a_;
   const std::string case_;
-  std::mt19937_64 rng_;
+  SecureRandom rng_;  // seeds and slot orders the program cannot predict (secure_random.hpp)
   cudaStream_t stream_ = nullptr;
   L2Flush flush_;
   ServerProcess trusted_, worker_;
