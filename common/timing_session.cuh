@@ -34,7 +34,7 @@ struct Samples {
 
 // Why the candidate's timed runs cannot be trusted to be real work.
 struct TimedFailure {
-  std::string kind;  // "mismatch", "unwritten", "canary", "modified_input"
+  std::string kind;  // "mismatch", "unwritten", "unfinished", "canary", "modified_input"
   nlohmann::json detail;
 };
 
@@ -65,6 +65,9 @@ class TimingSession {
                      const std::string& who);
   double slot_baseline(const std::vector<std::size_t>& sets);
   double slot_candidate();
+  // Right after the candidate's reply: every output already written, or failure_
+  // says how much was not (a reply that came before its GPU work was done).
+  bool finished_at_reply();
   double slot_copy(std::size_t times);
   double slot_library();
   double slot_nop();
@@ -103,7 +106,8 @@ class TimingSession {
   Samples s_;
   std::size_t candidate_batches_ = 0, verified_launches_ = 0, verified_outputs_ = 0, fresh_input_sets_ = 0;
   TimedFailure failure_;
-  GpuTurnFiles* turn_;  // this referee's turn on the GPU, or none
+  bool unfinished_ = false;  // a candidate reply came before its outputs were written (failure_ says)
+  GpuTurnFiles* turn_;       // this referee's turn on the GPU, or none
   // Where the sampled rounds' time went, for the referee's phases.
   struct RoundParts {
     double inputs_s = 0, slots_s = 0, checks_s = 0;

@@ -29,6 +29,7 @@ TEST(Symptoms, PriorityPutsCausesBeforeWhatTheyCause) {
   EXPECT_LT(at("unwritten"), at("timed_mismatch"));
   EXPECT_LT(at("memory_space"), at("implausibly_fast"));
   EXPECT_LT(at("not_your_kernel"), at("not_the_named_kernel"));
+  EXPECT_LT(at("early_reply"), at("implausibly_fast"));
   // Symptoms that explain nothing else are not ranked: a plain mismatch, a timeout.
   EXPECT_EQ(std::find(p.begin(), p.end(), "mismatch"), p.end());
   EXPECT_EQ(std::find(p.begin(), p.end(), "timeout"), p.end());
