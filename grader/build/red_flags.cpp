@@ -78,6 +78,13 @@ const std::vector<Pattern>& patterns() {
        "changes the device's state"},
       {std::regex(R"(\b(clock_gettime|gettimeofday|std::chrono|cudaEventElapsedTime)\b)"),
        "measures time (a timed run can be told apart by it)"},
+      {std::regex(R"(\b(clock64|clock|__globaltimer)\s*\(|%globaltimer)"), "reads a GPU clock inside a kernel"},
+      {std::regex(R"(\b(cudaGetDriverEntryPoint\w*|cuGetProcAddress\w*|cuCtxCreate\w*|cuGreenCtxCreate\w*)\b)"),
+       "reaches the driver API or makes a context of its own"},
+      {std::regex(R"(\b(recvmsg|sendmsg|recv|send|read|write)\s*\(\s*3\b|\b(recvmsg|sendmsg)\s*\()"),
+       "touches the referee's socket (descriptor 3) or defines the calls that read it"},
+      {std::regex(R"(\b(apply_access_property|access_property|evict_last|discard_memory)\b)"),
+       "gives the L2 cache hints about what to keep"},
   };
   return p;
 }

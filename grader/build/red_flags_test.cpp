@@ -38,6 +38,24 @@ TEST(RedFlags, EachKindOnItsLineAndNothingInComments) {
   EXPECT_NE(flags[5].what.find("library"), std::string::npos);
 }
 
+TEST(RedFlags, GpuClocksTheDriverApiTheSocketAndL2Hints) {
+  const auto flags = grader::red_flags(
+      "long long t = clock64();\n"
+      "asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t));\n"
+      "cudaGetDriverEntryPointByVersion(\"cuCtxCreate\", &f, 12000, 0, &q);\n"
+      "extern \"C\" ssize_t recvmsg(int fd, msghdr* m, int flags) { return 0; }\n"
+      "send(3, ok.data(), ok.size(), 0);\n"
+      "cuda::apply_access_property(p, n, cuda::access_property::persisting{});\n"
+      "float v = in[i]; out[i] = v * clockwise;\n");
+  ASSERT_EQ(flags.size(), 6u);
+  EXPECT_NE(flags[0].what.find("GPU clock"), std::string::npos);
+  EXPECT_NE(flags[1].what.find("GPU clock"), std::string::npos);
+  EXPECT_NE(flags[2].what.find("driver API"), std::string::npos);
+  EXPECT_NE(flags[3].what.find("descriptor 3"), std::string::npos);
+  EXPECT_NE(flags[4].what.find("descriptor 3"), std::string::npos);
+  EXPECT_NE(flags[5].what.find("L2"), std::string::npos);
+}
+
 // Honest work raises none: every solution and every alt_* fixture of the course.
 TEST(RedFlags, NoneInHonestWork) {
   const fs::path root = COURSE_ROOT;
