@@ -106,7 +106,8 @@ TEST(Cli, AMistypedCommandUnderJsonIsAJsonError) {
 TEST(Cli, HelpListsEveryCommandAndEachCommandsOptions) {
   const auto all = run({"help"});
   EXPECT_EQ(all.exit_code, 0) << all.err;
-  for (const char* cmd : {"grade", "list", "hint", "bench", "check", "publish", "batch", "watch", "reset", "doctor"})
+  for (const char* cmd :
+       {"grade", "list", "hint", "bench", "check", "publish", "package", "batch", "watch", "reset", "doctor"})
     EXPECT_NE(all.out.find(std::string("  ") + cmd + " "), std::string::npos) << cmd << " missing from:\n" << all.out;
   const auto grade = run({"help", "grade"});
   EXPECT_EQ(grade.exit_code, 0) << grade.err;

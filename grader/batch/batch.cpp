@@ -233,8 +233,9 @@ BatchEnvironment prepare_batch_environment(const Session& session, const std::st
     if (bw.works) {
       b.isolation.mode = "bwrap";
       b.isolation_note =
-          "bwrap sandbox: read-only /, no network, own user and pid namespaces; the course, $HOME, /tmp "
-          "and the submissions and results folders hidden; " +
+          "bwrap sandbox: an empty root with only the system's folders, the toolkit and the run's own folder "
+          "mounted (read-only but its own), no network, own user and pid namespaces; the course, $HOME, the "
+          "submissions and results folders absent, /tmp its own; " +
           limits;
     } else if (mode == "bwrap") {
       throw EnvironmentError("--isolation bwrap: " + bw.reason);

@@ -31,6 +31,7 @@ Command bench_command();
 Command doctor_command();
 Command check_command();
 Command publish_command();
+Command package_command();
 Command verify_command();
 Command batch_command();
 Command gradescope_command();

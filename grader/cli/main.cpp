@@ -22,9 +22,9 @@ namespace grader {
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
-      grade_command(),      list_command(),   hint_command(),  bench_command(),      check_command(),
-      publish_command(),    verify_command(), batch_command(), gradescope_command(), collect_command(),
-      batch_task_command(), watch_command(),  reset_command(), doctor_command()};
+      grade_command(),   list_command(),       hint_command(),   bench_command(), check_command(),
+      publish_command(), package_command(),    verify_command(), batch_command(), gradescope_command(),
+      collect_command(), batch_task_command(), watch_command(),  reset_command(), doctor_command()};
   return table;
 }
 
