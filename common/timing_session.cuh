@@ -34,7 +34,7 @@ struct Samples {
 
 // Why the candidate's timed runs cannot be trusted to be real work.
 struct TimedFailure {
-  std::string kind;  // "mismatch", "unwritten", "unfinished", "canary", "modified_input"
+  std::string kind;  // "mismatch", "unwritten", "unfinished", "written_early", "canary", "modified_input"
   nlohmann::json detail;
 };
 
@@ -68,6 +68,9 @@ class TimingSession {
   // Right after the candidate's reply: every output already written, or failure_
   // says how much was not (a reply that came before its GPU work was done).
   bool finished_at_reply();
+  // Right before the candidate's request: nothing written yet, or failure_ says
+  // how much was (GPU work queued earlier that ran before the timed request).
+  bool untouched_before_request();
   double slot_copy(std::size_t times);
   double slot_library();
   double slot_nop();

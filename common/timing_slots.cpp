@@ -74,9 +74,27 @@ double TimingSession::slot_baseline(const std::vector<std::size_t>& sets) {
 }
 // The candidate, or with --variant baseline the baseline through the same path (a self-test).
 double TimingSession::slot_candidate() {
+  if (!unfinished_ && !untouched_before_request()) unfinished_ = true;
   const double t = run_variant(worker_, all_sets(), a_.variant.c_str(), "worker");
   if (!unfinished_ && !finished_at_reply()) unfinished_ = true;
   return t;
+}
+
+// GPU work the paused program queued earlier goes on while it is paused: work
+// waiting on the fresh inputs (a stream that waits on a memory value, another
+// context) could fill the outputs before the request that is timed. So every
+// output must still hold nothing but the poison when the request is sent.
+bool TimingSession::untouched_before_request() {
+  for (std::size_t k = 0; k < k_; ++k)
+    for (auto* o : candidate_sets_[k]->outputs()) {
+      const OutputScan scan = scan_output(*o, stream_);
+      if (scan.unwritten != o->count()) {
+        failure_ = {"written_early",
+                    {{"output", o->name()}, {"written", o->count() - scan.unwritten}, {"count", o->count()}}};
+        return false;
+      }
+    }
+  return true;
 }
 
 // The program is paused now, but GPU work it queued goes on: work still running
