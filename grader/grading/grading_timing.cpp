@@ -110,8 +110,8 @@ std::pair<std::string, std::string> describe_timed_failure(const json& tf, const
                 "` were still unwritten when its reply came (first at " + d.value("first", std::string("?")) + ")",
             "early_reply"};
   if (kind == "written_early")
-    return {"at the timing size " + case_name + " (" + when + "), " + std::to_string(d.value("written", 0ull)) + " of " +
-                std::to_string(d.value("count", 0ull)) + " elements of `" + d.value("output", std::string()) +
+    return {"at the timing size " + case_name + " (" + when + "), " + std::to_string(d.value("written", 0ull)) +
+                " of " + std::to_string(d.value("count", 0ull)) + " elements of `" + d.value("output", std::string()) +
                 "` were written before the timed request was sent: GPU work your program queued earlier ran "
                 "outside the time",
             "early_reply"};
