@@ -26,6 +26,15 @@ bool is_device_memory(const void* p) {
   return a.type == cudaMemoryTypeDevice;
 }
 
+// Each output of the first k sets, scanned, until `ok` rejects one.
+template <class Ok>
+bool every_output(std::vector<std::unique_ptr<Problem>>& sets, std::size_t k, cudaStream_t stream, Ok ok) {
+  for (std::size_t i = 0; i < k; ++i)
+    for (auto* o : sets[i]->outputs())
+      if (!ok(*o, scan_output(*o, stream))) return false;
+  return true;
+}
+
 }  // namespace
 
 double TimingSession::flushed(ServerProcess& server, const json& request, const std::string& who) {
@@ -85,16 +94,11 @@ double TimingSession::slot_candidate() {
 // context) could fill the outputs before the request that is timed. So every
 // output must still hold nothing but the poison when the request is sent.
 bool TimingSession::untouched_before_request() {
-  for (std::size_t k = 0; k < k_; ++k)
-    for (auto* o : candidate_sets_[k]->outputs()) {
-      const OutputScan scan = scan_output(*o, stream_);
-      if (scan.unwritten != o->count()) {
-        failure_ = {"written_early",
-                    {{"output", o->name()}, {"written", o->count() - scan.unwritten}, {"count", o->count()}}};
-        return false;
-      }
-    }
-  return true;
+  return every_output(candidate_sets_, k_, stream_, [&](const Output& o, const OutputScan& scan) {
+    if (scan.unwritten == o.count()) return true;
+    failure_ = {"written_early", {{"output", o.name()}, {"written", o.count() - scan.unwritten}, {"count", o.count()}}};
+    return false;
+  });
 }
 
 // The program is paused now, but GPU work it queued goes on: work still running
@@ -104,19 +108,15 @@ bool TimingSession::untouched_before_request() {
 // program said it was. (Work that ends within the time the scan takes to start
 // is not seen, and gains no more than that.)
 bool TimingSession::finished_at_reply() {
-  for (std::size_t k = 0; k < k_; ++k)
-    for (auto* o : candidate_sets_[k]->outputs()) {
-      const OutputScan scan = scan_output(*o, stream_);
-      if (scan.unwritten) {
-        failure_ = {"unfinished",
-                    {{"output", o->name()},
-                     {"unwritten", scan.unwritten},
-                     {"count", o->count()},
-                     {"first", format_index(scan.first_unwritten, o->dims())}}};
-        return false;
-      }
-    }
-  return true;
+  return every_output(candidate_sets_, k_, stream_, [&](const Output& o, const OutputScan& scan) {
+    if (scan.unwritten == 0) return true;
+    failure_ = {"unfinished",
+                {{"output", o.name()},
+                 {"unwritten", scan.unwritten},
+                 {"count", o.count()},
+                 {"first", format_index(scan.first_unwritten, o.dims())}}};
+    return false;
+  });
 }
 double TimingSession::slot_copy(std::size_t times) {
   return flushed(trusted_, {{"op", "copy"}, {"bytes", copy_bytes_}, {"times", times}}, "trusted");
