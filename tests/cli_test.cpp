@@ -260,6 +260,15 @@ TEST(Cli, WithoutAGpuAPassingStaticGradeSaysSoAndHowTheTimeWent) {
   EXPECT_NE(r.out.find("in all", table), std::string::npos) << r.out.substr(table);
 }
 
+TEST(Cli, CalibrateWithoutAGpuSaysSoAndWritesNothing) {
+  REQUIRE_NVCC();
+  const fs::path out = fs::temp_directory_path() / ("cli_test-calibration-" + std::to_string(getpid()) + ".json");
+  const auto r = run({"--no-color", "calibrate", "lab09", "--out", out.string()});
+  EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
+  EXPECT_NE(r.err.find("grader calibrate times programs on a GPU"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
 TEST(Cli, WithoutAGpuAFailingStaticCheckIsNotCalledAPass) {
   REQUIRE_NVCC();
   const auto r = run({"--no-color", "grade", "lab07", "--submission", (kRoot / "labs" / kLab / "kernel.cu").string()});

@@ -8,6 +8,8 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -114,6 +116,25 @@ void lint_labs_gpu(Session& session, const std::vector<std::pair<const LabSource
                    const GpuLintOptions& options);
 
 struct GradeReport;
+// Each timed case's timing report in a grade (its first timed check's data, which holds the rounds).
+std::map<std::string, const nlohmann::json*> timings_by_case(const Manifest& m, const GradeReport& report);
+// One program graded on the GPU by a child grader, as `grader check` grades.
+struct GpuProgramGrade {
+  const LabSources* lab = nullptr;  // with its manifest
+  std::filesystem::path submission;
+  std::string name;  // for its work folder
+  enum How {
+    first_failure,  // up to its first failing check
+    every_step,     // every step, also past a failing one (each timed case timed)
+    solution,       // every step, each timing decided at threshold × required margin too
+  } how = first_failure;
+  std::shared_ptr<GradeReport> report;  // null when the grade gave none
+  std::string error;                    // why
+};
+// Grades them all, options.jobs at a time over options.gpus; work folders under work_dir.
+void grade_on_gpu(Session& session, std::vector<GpuProgramGrade>& grades, const GpuLintOptions& options,
+                  const std::filesystem::path& work_dir);
+
 // "step 1 fails: ptx (transpose_kernel PTX: no ld.shared)" for each failing check.
 std::vector<std::string> failing_checks(const GradeReport& report);
 // A compiler's (or a grade's) text as lines: the first `max_lines`, and how many more.

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "activity.hpp"
+#include "calibration.hpp"
 #include "child_grade.hpp"
 #include "course_lint.hpp"
 #include "fixture_expectation.hpp"
@@ -94,9 +95,10 @@ struct CheckGrade {
 };
 
 // How the check grades a submission: a skeleton or a fixture up to its first
-// failure (--first-failure-only), a fixture's failing step in full, or the
-// solution's every step with its timings decided at threshold × margin too.
-enum class GradedAs { first_failure, whole_steps, solution };
+// failure (--first-failure-only), a fixture's failing step in full, the
+// solution's every step with its timings decided at threshold × margin too, or
+// (calibrate's honest programs) every step, also past a failing one.
+enum class GradedAs { first_failure, whole_steps, solution, every_step };
 
 CheckGrade grade_for_check(Session& session, const LabSources& s, const fs::path& submission, GradedAs as,
                            const GpuLintOptions& o, const std::string& gpu, const fs::path& work_dir) {
@@ -106,7 +108,7 @@ CheckGrade grade_for_check(Session& session, const LabSources& s, const fs::path
   call.lab = s.lab.folder;
   call.submission = fs::absolute(submission);
   call.arch = session.builder->settings().arch;
-  call.all_steps = as == GradedAs::solution;
+  call.all_steps = as == GradedAs::solution || as == GradedAs::every_step;
   // Many grades side by side: none starts work that a failing step throws away
   // (a fixture that fails step 1 would still have timed its program).
   call.one_step_at_a_time = true;
@@ -196,18 +198,23 @@ LintItem fixture_item(const fs::path& f, const FixtureExpectation& e, const Chec
 // the solution's grade timed each case until its intervals were also clear of
 // threshold × margin (--decide-margin), and each of its timed checks carries
 // its case's whole timing report.
+std::map<std::string, const json*> timings_by_case(const Manifest& m, const GradeReport& report) {
+  std::map<std::string, const json*> timing_of_case;
+  for (std::size_t i = 0; i < m.steps.size() && i < report.steps.size(); ++i)
+    for (std::size_t j = 0; j < m.steps[i].checks.size() && j < report.steps[i].checks.size(); ++j) {
+      const Check& c = m.steps[i].checks[j];
+      const CheckResult& r = report.steps[i].checks[j];
+      const Check* timed = is_timed(c) ? &c : nullptr;
+      for (const auto& f : c.fallback)
+        if (!timed && is_timed(f) && r.kind == name_of(f.kind)) timed = &f;
+      if (timed && r.data.contains("rounds")) timing_of_case.emplace(timed->case_name, &r.data);
+    }
+  return timing_of_case;
+}
+
 std::vector<LintItem> margin_items(const Manifest& m, const GradeReport* solution, double required_margin) {
   std::map<std::string, const json*> timing_of_case;
-  if (solution)
-    for (std::size_t i = 0; i < m.steps.size() && i < solution->steps.size(); ++i)
-      for (std::size_t j = 0; j < m.steps[i].checks.size() && j < solution->steps[i].checks.size(); ++j) {
-        const Check& c = m.steps[i].checks[j];
-        const CheckResult& r = solution->steps[i].checks[j];
-        const Check* timed = is_timed(c) ? &c : nullptr;
-        for (const auto& f : c.fallback)
-          if (!timed && is_timed(f) && r.kind == name_of(f.kind)) timed = &f;
-        if (timed && r.data.contains("rounds")) timing_of_case.emplace(timed->case_name, &r.data);
-      }
+  if (solution) timing_of_case = timings_by_case(m, *solution);
   std::vector<LintItem> out;
   const auto add = [&](int step, const Check& c) {
     if (!is_timed(c)) return;
@@ -273,7 +280,12 @@ std::vector<LintItem> solution_gpu_items(Session& session, const LabSources& s, 
                                          const std::string& gpu, const fs::path& dir) {
   const CheckGrade g = grade_for_check(session, s, *s.solution_path, GradedAs::solution, o, gpu, dir);
   std::vector<LintItem> items = solution_items(*s.manifest, g);
-  for (auto& item : margin_items(*s.manifest, g.report ? &*g.report : nullptr, o.required_margin))
+  // The margins over the thresholds this GPU grades with (its calibration's, where the course has one).
+  CalibrationUse use = calibration_for(s.course_root, session.device.name);
+  const Manifest graded = with_calibration(*s.manifest, s.lab.folder, use);
+  items.push_back(make_item("thresholds", use.state == CalibrationUse::State::uncalibrated ? "warn" : "pass",
+                            use.header(s.course_root.string())));
+  for (auto& item : margin_items(graded, g.report ? &*g.report : nullptr, o.required_margin))
     items.push_back(std::move(item));
   return items;
 }
@@ -370,6 +382,31 @@ void run_jobs(std::vector<GpuJob*>& jobs, std::size_t width, const std::vector<s
 }
 
 }  // namespace
+
+void grade_on_gpu(Session& session, std::vector<GpuProgramGrade>& grades, const GpuLintOptions& o,
+                  const fs::path& work_dir) {
+  std::vector<GpuJob> jobs;
+  for (std::size_t i = 0; i < grades.size(); ++i) {
+    GpuProgramGrade& g = grades[i];
+    const GradedAs as = g.how == GpuProgramGrade::solution     ? GradedAs::solution
+                        : g.how == GpuProgramGrade::every_step ? GradedAs::every_step
+                                                               : GradedAs::first_failure;
+    const Manifest& m = *g.lab->manifest;
+    const fs::path dir = work_dir / g.lab->lab.folder / (std::to_string(i) + "-" + g.name);
+    jobs.push_back({[&session, &g, &o, as, dir](const std::string& gpu) {
+                      const CheckGrade c = grade_for_check(session, *g.lab, g.submission, as, o, gpu, dir);
+                      g.report = c.report ? std::make_shared<GradeReport>(*c.report) : nullptr;
+                      g.error = c.error;
+                      return std::vector<LintItem>{};
+                    },
+                    {},
+                    expected_runs(m, as == GradedAs::first_failure ? 0 : m.steps.size())});
+  }
+  std::vector<GpuJob*> queue;
+  for (auto& j : jobs) queue.push_back(&j);
+  std::stable_sort(queue.begin(), queue.end(), [](const GpuJob* a, const GpuJob* b) { return a->runs > b->runs; });
+  run_jobs(queue, o.jobs, o.gpus);
+}
 
 void lint_labs_gpu(Session& session, const std::vector<std::pair<const LabSources*, LabLint*>>& labs,
                    const GpuLintOptions& o) {

@@ -11,6 +11,7 @@
 #include <regex>
 #include <set>
 
+#include "calibrate.hpp"
 #include "child_process.hpp"
 #include "committed_course.hpp"
 #include "diagnostics.hpp"
@@ -96,6 +97,8 @@ std::vector<fs::path> select_files(const fs::path& root, const std::vector<std::
   for (const auto& lab : lab_folders) add_tree(root, fs::path("labs") / lab, out);
   for (const auto& t : kTrees) add_tree(root, t, out);
   std::error_code ec;
+  // The thresholds of each GPU model the course was calibrated on (model/calibration.hpp).
+  if (fs::is_directory(root / kCalibrationFolder, ec)) add_tree(root, kCalibrationFolder, out);
   // The course's shared symptom hints, where the course has them.
   if (fs::is_regular_file(root / "labs" / kCourseSymptomHints, ec))
     out.push_back(fs::path("labs") / kCourseSymptomHints);
@@ -253,6 +256,11 @@ void write_copy(const fs::path& root, const fs::path& tmp, const PublishedLabs& 
     fs::copy_file(root / rel, tmp / rel, fs::copy_options::overwrite_existing);
     fs::permissions(tmp / rel, fs::status(root / rel).permissions());
   }
+  // A calibration as a class copy carries it: the thresholds, not the names and
+  // medians of the course's fixtures (which would say what the fixtures try).
+  for (const auto& rel : files)
+    if (*rel.begin() == kCalibrationFolder && rel.extension() == ".json" && rel.filename() != kDesignGpuFile)
+      write_file(tmp / rel, calibration_to_json(published_calibration(read_calibration(root / rel))).dump(2) + "\n");
   write_file(tmp / "README.md", readme);
   write_file(tmp / "syllabus.md", syllabus);
   res.files = files.size() + 2;

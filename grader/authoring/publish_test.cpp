@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "calibration.hpp"
 #include "committed_course.hpp"
 #include "sha256.hpp"
 
@@ -288,6 +289,31 @@ TEST_F(GitCourse, PublishesTheLastCommit) {
   for (const auto& e : fs::directory_iterator(fs::temp_directory_path()))
     EXPECT_EQ(e.path().filename().string().find("grader-publish-head-" + std::to_string(getpid())), std::string::npos)
         << e.path();
+}
+
+// A calibration goes to the class, its thresholds without the fixtures' names and medians.
+TEST_F(GitCourse, ACalibrationIsCarriedWithoutTheFixturesItWasMadeFrom) {
+  Calibration c;
+  c.gpu = "NVIDIA H200";
+  c.toolkit = "13.0.88";
+  c.labs["lab01-a"]["step1:speedup:64"] = {CalibratedCheck::Status::moved,
+                                           2.0,
+                                           1.75,
+                                           3.0,
+                                           {{"alt_hidden_trick", 1.95}},
+                                           {{"cheat", 1.2}},
+                                           "alt_hidden_trick"};
+  write(course / "calibration/nvidia-h200.json", calibration_to_json(c).dump());
+  write(course / "calibration/design.json", R"({"gpu": "NVIDIA H100 80GB HBM3"})");
+  git(course, "add -A");
+  git(course, "commit -q -m calibration");
+  publish_to("class");
+  const std::string carried = read(dir / "class/calibration/nvidia-h200.json");
+  EXPECT_EQ(carried.find("alt_hidden_trick"), std::string::npos) << carried;
+  EXPECT_EQ(carried.find("cheat"), std::string::npos) << carried;
+  EXPECT_DOUBLE_EQ(
+      read_calibration(dir / "class/calibration/nvidia-h200.json").labs.at("lab01-a").at("step1:speedup:64").min, 1.75);
+  EXPECT_EQ(design_gpu(dir / "class"), "NVIDIA H100 80GB HBM3");
 }
 
 // The hostile tester's course: a near-solution in kernel.cu and a scratch file in the lab folder.

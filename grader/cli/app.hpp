@@ -30,6 +30,7 @@ Command hint_command();
 Command bench_command();
 Command doctor_command();
 Command check_command();
+Command calibrate_command();
 Command publish_command();
 Command package_command();
 Command verify_command();

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "app.hpp"
+#include "calibration.hpp"
 #include "json_text.hpp"
 #include "session.hpp"
 #include "terminal.hpp"
@@ -11,6 +12,20 @@ namespace grader {
 namespace {
 
 std::string gb(long long bytes) { return std::to_string(bytes / 1000000) + " MB"; }
+
+// Which timed thresholds this GPU's grades use (calibration.hpp); a calibration
+// that does not read is the course's error, said here rather than in every grade.
+CalibrationUse thresholds_here(const Session& s, std::string& error) {
+  try {
+    return calibration_for(s.course.root(), s.device.present ? s.device.name : "",
+                           s.device.present ? std::optional(user_calibration_file(s.course.state_dir(), s.device.name,
+                                                                                  s.toolchain.version))
+                                            : std::nullopt);
+  } catch (const CalibrationError& e) {
+    error = e.what();
+    return {};
+  }
+}
 
 // What the machine has, as JSON: the course, the toolkit and its tools, the
 // driver and the GPU (or why there is none).
@@ -36,6 +51,11 @@ nlohmann::json doctor_json(const Course& course, const std::optional<Session>& s
   j["arch"] = session->builder->settings().arch;
   j["gpu"] = d.present ? d.raw : nlohmann::json(nullptr);
   if (!d.present) j["no_gpu_reason"] = d.reason;
+  std::string error;
+  const CalibrationUse use = thresholds_here(*session, error);
+  j["calibration"] = {{"state", error.empty() ? name_of(use.state) : "error"},
+                      {"file", use.file.string()},
+                      {"summary", error.empty() ? use.header(course.root().string()) : error}};
   return j;
 }
 
@@ -68,6 +88,12 @@ void print_doctor(const GlobalOptions& g, const Session& session) {
   line(t.ncu.has_value(), "ncu", t.ncu ? t.ncu->string() : "not found: hardware-counter checks fall back to timing");
   line(t.compute_sanitizer.has_value(), "compute-sanitizer",
        t.compute_sanitizer ? t.compute_sanitizer->string() : "not found: sanitizer checks are skipped");
+  std::string error;
+  const CalibrationUse use = thresholds_here(session, error);
+  if (!error.empty())
+    line(false, "thresholds", error);
+  else if (d.present)
+    line(use.state != CalibrationUse::State::uncalibrated, "thresholds", use.header(session.course.root().string()));
 }
 
 int run_doctor(const GlobalOptions& g) {

@@ -38,6 +38,7 @@ int run_grade(const GradeCommandOptions& o, const GlobalOptions& g) {
   go.cap_s = o.cap_s;
   go.sanitize = o.sanitize;
   go.reuse_tool_runs = !o.fresh;
+  go.use_user_calibration = !o.fresh;
   go.overlap_runs = !o.one_step_at_a_time;
   go.first_failure_only = o.first_failure_only;
   go.decide_margin = o.decide_margin;

@@ -96,6 +96,7 @@ int run_watch(const WatchOptions& o, const GlobalOptions& g) {
     GradeOptions go;
     go.sanitize = o.sanitize;
     go.reuse_tool_runs = true;  // a save that changes nothing in the program reruns no tool
+    go.use_user_calibration = true;
     const GradeReport report = grade_and_record(session, lab, manifest, go);
     if (g.json)
       std::cout << json_text(report_to_json(report), -1) << "\n";

@@ -9,6 +9,7 @@
 
 #include "activity.hpp"
 #include "app.hpp"
+#include "calibration.hpp"
 #include "child_process.hpp"
 #include "course.hpp"
 #include "edit_distance.hpp"
@@ -22,9 +23,10 @@ namespace grader {
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
-      grade_command(),   list_command(),       hint_command(),   bench_command(), check_command(),
-      publish_command(), package_command(),    verify_command(), batch_command(), gradescope_command(),
-      collect_command(), batch_task_command(), watch_command(),  reset_command(), doctor_command()};
+      grade_command(),      list_command(),      hint_command(),       bench_command(),
+      check_command(),      calibrate_command(), publish_command(),    package_command(),
+      verify_command(),     batch_command(),     gradescope_command(), collect_command(),
+      batch_task_command(), watch_command(),     reset_command(),      doctor_command()};
   return table;
 }
 
@@ -192,6 +194,8 @@ int main(int argc, char** argv) {
     return report_error(global, std::string("malformed manifest: ") + e.what(), kExitUsage);
   } catch (const CourseError& e) {
     return report_error(global, e.what(), kExitUsage);
+  } catch (const CalibrationError& e) {
+    return report_error(global, std::string("malformed calibration: ") + e.what(), kExitUsage);
   } catch (const EnvironmentError& e) {
     return report_error(global, e.what(), kExitEnvironment);
   } catch (const std::exception& e) {

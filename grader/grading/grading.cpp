@@ -211,10 +211,34 @@ std::string symptom_hint(const Manifest& m, const Step& step, const std::vector<
   return "";
 }
 
+// The thresholds of this GPU's calibration (calibration.hpp), and what the
+// report says of them: a header line, and each timed verdict a calibration has
+// no value for says so.
 GradeReport grade_lab(Session& session, const LabInfo& lab, const Manifest& manifest, const GradeOptions& options) {
-  if (!options.sanitize) return LabGrader(session, lab, manifest, options).run();
-  const Manifest sanitized = with_sanitizer_checks(manifest);
-  return LabGrader(session, lab, sanitized, options).run();
+  const std::optional<fs::path> user_file =
+      options.use_user_calibration && session.device.present
+          ? std::optional<fs::path>(
+                user_calibration_file(session.course.state_dir(), session.device.name, session.toolchain.version))
+          : std::nullopt;
+  CalibrationUse use =
+      calibration_for(session.course.root(), session.device.present ? session.device.name : "", user_file);
+  const Manifest calibrated = with_calibration(manifest, lab.folder, use);
+  if (const fs::path rel = use.file.lexically_relative(session.course.root());
+      !use.file.empty() && !rel.empty() && *rel.begin() != "..")
+    use.file = rel;  // the header names a course file by its place in the course
+  const Manifest graded = options.sanitize ? with_sanitizer_checks(calibrated) : calibrated;
+  GradeReport report = LabGrader(session, lab, graded, options).run();
+  for (std::size_t i = 0; i < graded.steps.size() && i < report.steps.size(); ++i)
+    for (std::size_t j = 0; j < graded.steps[i].checks.size() && j < report.steps[i].checks.size(); ++j) {
+      CheckResult& r = report.steps[i].checks[j];
+      const Check* c = &graded.steps[i].checks[j];
+      for (const auto& f : c->fallback)
+        if (r.kind == name_of(f.kind)) c = &f;  // the fallback graded the step
+      if (is_timed(*c) && r.kind == name_of(c->kind) && r.status != Outcome::skipped)
+        r.summary += use.timed_suffix(timed_check_id(graded.steps[i].id, *c));
+    }
+  report.calibration = std::move(use);
+  return report;
 }
 
 Manifest with_sanitizer_checks(Manifest manifest) {

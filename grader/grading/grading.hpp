@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "builder.hpp"
+#include "calibration.hpp"
 #include "course.hpp"
 #include "manifest.hpp"
 #include "session.hpp"
@@ -46,6 +47,10 @@ struct GradeOptions {
   // threshold; `grader check` grades the solution so, and reads the
   // reference's margin over each threshold from the same timing.
   double decide_margin = 1.0;
+  // Also read a calibration `grader calibrate --self-study` kept for this user
+  // (grader grade and watch without --fresh); a batch, Gradescope and `grader
+  // check` read the course's calibration/ alone.
+  bool use_user_calibration = false;
 };
 
 // A check's or a step's outcome; a report writes its name (name_of).
@@ -91,6 +96,7 @@ struct GradeReport {
   std::vector<StepResult> steps;
   std::optional<int> current_step;  // the first step not passed
   std::vector<std::string> notes;
+  CalibrationUse calibration;  // which thresholds the timed checks used
   std::string program_output;  // what the student's program printed, truncated
   double seconds = 0;
   int exit_code = 0;

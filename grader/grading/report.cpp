@@ -89,6 +89,34 @@ std::vector<std::vector<const json*>> charts_by_step(const GradeReport& r) {
 
 }  // namespace
 
+namespace {
+
+// Which thresholds the timed checks used (calibration.hpp), and the line the header shows.
+json calibration_use_json(const CalibrationUse& u) {
+  return {{"state", name_of(u.state)},
+          {"gpu", u.gpu},
+          {"file", u.file.string()},
+          {"design_gpu", u.design_gpu},
+          {"uncalibrated_checks", u.uncalibrated_checks},
+          {"summary", u.header()}};
+}
+
+CalibrationUse calibration_use_from_json(const json& j) {
+  CalibrationUse u;
+  if (!j.is_object()) return u;  // reports written before it existed have none
+  const std::string state = j.value("state", "no_gpu");
+  for (const auto s : {CalibrationUse::State::no_gpu, CalibrationUse::State::calibrated,
+                       CalibrationUse::State::design_card, CalibrationUse::State::uncalibrated})
+    if (name_of(s) == state) u.state = s;
+  u.gpu = j.value("gpu", "");
+  u.file = j.value("file", "");
+  u.design_gpu = j.value("design_gpu", "");
+  u.uncalibrated_checks = j.value("uncalibrated_checks", std::vector<std::string>{});
+  return u;
+}
+
+}  // namespace
+
 json report_to_json(const GradeReport& r) {
   json steps = json::array();
   for (const auto& s : r.steps) {
@@ -122,6 +150,7 @@ json report_to_json(const GradeReport& r) {
           {"current_step", r.current_step ? json(*r.current_step) : json(nullptr)},
           {"passed", r.exit_code == kExitPass},
           {"notes", r.notes},
+          {"calibration", calibration_use_json(r.calibration)},
           {"program_output", r.program_output},
           {"seconds", r.seconds},
           {"exit_code", r.exit_code}};
@@ -176,6 +205,7 @@ GradeReport report_from_json(const json& j) {
   }
   if (!j.at("current_step").is_null()) r.current_step = j.at("current_step").get<int>();
   r.notes = j.at("notes").get<std::vector<std::string>>();
+  r.calibration = calibration_use_from_json(j.value("calibration", json()));
   r.program_output = j.at("program_output").get<std::string>();
   r.seconds = j.at("seconds").get<double>();
   r.exit_code = j.at("exit_code").get<int>();
@@ -188,6 +218,10 @@ void print_report(const GradeReport& r, bool verbose) {
                           (r.device.present ? r.device.name + " (" + r.arch + ")" : "no GPU, building for " + r.arch) +
                           " · seed " + std::to_string(r.seed))
             << "\n";
+  if (const std::string line = r.calibration.header(); !line.empty())
+    std::cout << (r.calibration.state == CalibrationUse::State::uncalibrated ? Style::yellow("  " + line)
+                                                                             : Style::dim("  " + line))
+              << "\n";
   if (!r.student_build.ok) {
     std::cout << "\n  " << Style::fail_mark() << " " << Style::bold("kernel.cu does not build") << " ("
               << r.student_build.stage << ")\n\n"

@@ -1,0 +1,128 @@
+// grader calibrate [LAB...] — on this GPU, each timed threshold of the course
+// chosen for this card (authoring/calibrate.hpp), written to
+// calibration/<gpu model>.json for the course to commit (or, --self-study, to a
+// file of this user's that their own grades on this GPU read).
+#include <iostream>
+#include <memory>
+
+#include "activity.hpp"
+#include "app.hpp"
+#include "atomic_file.hpp"
+#include "calibrate.hpp"
+#include "json_text.hpp"
+#include "session.hpp"
+#include "terminal.hpp"
+
+namespace fs = std::filesystem;
+
+namespace grader {
+namespace {
+
+struct CalibrateCommandOptions {
+  std::vector<std::string> labs;
+  std::string out;
+  bool self_study = false;
+  double cap_s = 3.0;
+  std::size_t jobs = 0;
+};
+
+// The calibration already there for this GPU keeps the labs not calibrated now.
+Calibration merged_with(const fs::path& file, Calibration fresh) {
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) return fresh;
+  Calibration old;
+  try {
+    old = read_calibration(file);
+  } catch (const CalibrationError&) {
+    return fresh;  // replaced whole
+  }
+  if (old.gpu != fresh.gpu || old.toolkit != fresh.toolkit) return fresh;
+  for (auto& [lab, checks] : old.labs) fresh.labs.emplace(lab, std::move(checks));
+  return fresh;
+}
+
+int run_calibrate(const CalibrateCommandOptions& o, const GlobalOptions& g) {
+  Session session = Session::open(g);
+  if (!session.device.present)
+    throw EnvironmentError("grader calibrate times programs on a GPU, and there is none here (" +
+                           session.device.reason + ")");
+  const Course& course = session.course;
+  std::vector<LabInfo> labs;
+  if (o.labs.empty()) labs = course.labs();
+  for (const auto& q : o.labs) labs.push_back(course.resolve(q));
+  std::vector<LabSources> sources;
+  for (const auto& l : labs) {
+    sources.push_back(read_lab_sources(course, l));
+    const LabSources& s = sources.back();
+    if (s.published || !s.solution_path)
+      throw CourseError(l.folder +
+                        " has no solution here: calibrate where the course's solutions are (a class copy "
+                        "grades with the calibrations its instructor committed)");
+    if (!s.manifest) throw CourseError(l.folder + "/lab.json does not load: " + s.manifest_error);
+  }
+  GpuLintOptions go;
+  go.cap_s = o.cap_s;
+  go.gpus = {};  // one GPU: the one this calibration is for
+  go.jobs = o.jobs > 0 ? o.jobs : GpuLintOptions::default_gpu_lint_jobs(1);
+  if (!g.json && !Activity::enabled())
+    std::cerr << Style::dim("calibrating " + std::to_string(sources.size()) + " lab(s) on " + session.device.name +
+                            ", " + std::to_string(go.jobs) + " grades at a time…")
+              << "\n";
+  CalibrateResult r = calibrate_labs(session, sources, go);
+
+  const fs::path file = !o.out.empty() ? fs::absolute(o.out)
+                        : o.self_study
+                            ? user_calibration_file(course.state_dir(), r.calibration.gpu, r.calibration.toolkit)
+                            : course.root() / kCalibrationFolder / (gpu_model_key(r.calibration.gpu) + ".json");
+  const Calibration written = merged_with(file, r.calibration);
+  fs::create_directories(file.parent_path());
+  write_file_atomically(file, json_text(calibration_to_json(written)) + "\n");
+
+  std::size_t conflicts = 0;
+  for (const auto& [lab, checks] : r.calibration.labs)
+    for (const auto& [id, k] : checks) conflicts += k.status == CalibratedCheck::Status::conflict;
+  const int rc = conflicts || !r.problems.empty() ? kExitStepFailed : kExitPass;
+  if (g.json) {
+    std::cout << json_text({{"gpu", r.calibration.gpu},
+                            {"file", file.string()},
+                            {"calibration", calibration_to_json(r.calibration)},
+                            {"conflicts", conflicts},
+                            {"problems", r.problems},
+                            {"exit_code", rc}})
+              << "\n";
+    return rc;
+  }
+  std::cout << Style::bold("calibration for " + r.calibration.gpu) << " (CUDA " << r.calibration.toolkit << ")\n";
+  for (const auto& line : calibration_table(r.calibration)) std::cout << "  " << line << "\n";
+  for (const auto& p : r.problems) std::cout << "  " << Style::fail_mark() << " " << p << "\n";
+  std::cout << "\nwrote " << file.string() << "\n";
+  if (conflicts)
+    std::cout << Style::red(std::to_string(conflicts) + " check(s) cannot keep their meaning on this GPU") +
+                     " (listed above with the numbers): change the lab, its fixtures or its threshold, then calibrate "
+                     "again\n";
+  if (!r.problems.empty()) std::cout << Style::red("some checks are not calibrated (listed above)") << "\n";
+  if (!o.self_study && o.out.empty() && rc == kExitPass)
+    std::cout << "commit it with the course: a class copy carries it, and every grade on this GPU model reads it\n";
+  return rc;
+}
+
+}  // namespace
+
+Command calibrate_command() {
+  return {
+      "calibrate", "Choose the timed thresholds for this GPU (instructor: a course with its solutions)",
+      [](CLI::App& sub, GlobalOptions& g) -> std::function<int()> {
+        auto o = std::make_shared<CalibrateCommandOptions>();
+        sub.add_option("labs", o->labs, "labs to calibrate (default: every lab)");
+        sub.add_option("--out", o->out,
+                       "write the calibration here (default: calibration/<gpu model>.json in the course)");
+        sub.add_flag("--self-study", o->self_study,
+                     "keep it for this user only (their own grades on this GPU and toolkit read it)");
+        sub.add_option("--cap", o->cap_s, "seconds of timing per case (default 3)")
+            ->check(number_between(0.1, 600, "seconds"));
+        sub.add_option("--jobs", o->jobs, "grades at once (default: half the cores, 2 to 8)")->check(CLI::Range(1, 64));
+        return [o, &g] { return run_calibrate(*o, g); };
+      }};
+}
+
+}  // namespace grader
