@@ -153,7 +153,51 @@ DeviceComparison compare_typed(const Output& want, const Output& got, double sca
   return r;
 }
 
+// One output's place in memory, as the sampling kernel reads it.
+struct SampledOutput {
+  const unsigned char* data;  // its first element, past the guard
+  unsigned long long count;
+  unsigned word;  // 4 or 8 bytes
+};
+
+// Block b samples output b: each thread one place, drawn from the seed.
+__global__ void count_poison_sampled(const SampledOutput* outs, std::uint64_t seed, unsigned long long* unwritten) {
+  const SampledOutput o = outs[blockIdx.x];
+  if (o.count == 0) return;
+  const std::uint64_t at = mix64(seed ^ mix64((std::uint64_t(blockIdx.x) << 32) | threadIdx.x)) % o.count;
+  const bool poisoned = o.word == 4 ? reinterpret_cast<const std::uint32_t*>(o.data)[at] == kPoison32
+                                    : reinterpret_cast<const std::uint64_t*>(o.data)[at] == kPoison64;
+  if (poisoned) atomicAdd(unwritten, 1ull);
+}
+
 }  // namespace
+
+std::size_t sampled_unwritten(const std::vector<const Output*>& outputs, std::uint64_t seed, unsigned samples,
+                              cudaStream_t s) {
+  if (outputs.empty() || samples == 0) return 0;
+  // The descriptors live beside the counters, made once for the most outputs seen.
+  static SampledOutput* table = nullptr;
+  static std::size_t capacity = 0;
+  if (outputs.size() > capacity) {
+    if (table) CUDA_CHECK(cudaFree(table));
+    CUDA_CHECK(cudaMalloc(&table, outputs.size() * sizeof(SampledOutput)));
+    capacity = outputs.size();
+  }
+  std::vector<SampledOutput> host;
+  for (const Output* o : outputs) {
+    const unsigned word = static_cast<unsigned>(dtype_size(o->type()));
+    host.push_back({static_cast<const unsigned char*>(o->storage()) + o->guard_words() * word, o->count(), word});
+  }
+  CUDA_CHECK(cudaMemcpyAsync(table, host.data(), host.size() * sizeof(SampledOutput), cudaMemcpyHostToDevice, s));
+  const Counters init{0, 0};
+  Counters* c = reset_counters(s, &init, 1);
+  count_poison_sampled<<<static_cast<unsigned>(outputs.size()), std::min(samples, 1024u), 0, s>>>(table, seed,
+                                                                                                  &c->count);
+  CUDA_CHECK_LAUNCH();
+  Counters got{};
+  read_counters(s, &got, 1);
+  return got.count;
+}
 
 OutputScan scan_output(const Output& out, cudaStream_t stream) {
   if (dtype_size(out.type()) == 4) return scan_words<std::uint32_t>(out, stream, kPoison32, kCanary32);

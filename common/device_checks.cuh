@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "output_buffer.cuh"
 
@@ -17,6 +18,12 @@ struct OutputScan {
   bool clean() const { return unwritten == 0 && guard_before_intact && guard_after_intact; }
 };
 OutputScan scan_output(const Output& out, cudaStream_t stream);
+
+// How many of `samples` places in each output, drawn from `seed`, still hold
+// the poison: one small kernel and one synchronisation, cheap enough to sit
+// inside a timed slot (a full scan reads every byte of every output).
+std::size_t sampled_unwritten(const std::vector<const Output*>& outputs, std::uint64_t seed, unsigned samples,
+                              cudaStream_t stream);
 
 struct DeviceComparison {
   std::size_t mismatches = 0;

@@ -8,9 +8,12 @@
 // compute-sanitizer start; the referee in front of the submission's program.
 // It is trusted code that runs first, so it also allows the folders of the
 // libraries the tools inject (LD_PRELOAD), which only it can see.
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -41,6 +44,40 @@ int bwrap_under_tool(std::vector<std::string> command) {
   return 127;
 }
 
+// Under a tool, with a user of the run's own: the program runs as a child, and
+// once it has ended every other process of that user is ended too. ncu and
+// compute-sanitizer wait for every process of the program's tree, so a daemon
+// it left behind (two forks and a new session) kept them waiting for their time
+// limit, and the grade charged a timeout; bwrap's pid namespace ends such a
+// daemon with the sandbox, and this does the same here. kill(-1) from this
+// user reaches each of its processes, however it left its group or session,
+// and never the caller. The exit status is the program's.
+int run_then_end_the_user(std::vector<char*>& args) {
+  const pid_t child = ::fork();
+  if (child < 0) {
+    std::perror("grader-seal: fork");
+    return 127;
+  }
+  if (child == 0) {
+    ::execvp(args[0], args.data());
+    std::perror((std::string("grader-seal: cannot run ") + args[0]).c_str());
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  for (int round = 0; round < 3; ++round) {  // a process forking at that moment gets a second look
+    ::kill(-1, SIGKILL);
+    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+  }
+  if (WIFSIGNALED(status)) {  // the tool reports the program's signal, as if it had been its own
+    std::signal(WTERMSIG(status), SIG_DFL);
+    ::raise(WTERMSIG(status));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -65,6 +102,7 @@ int main(int argc, char** argv) {
   std::vector<char*> args;
   for (auto& a : program) args.push_back(a.data());
   args.push_back(nullptr);
+  if (spec.under_tool && spec.change_identity) return run_then_end_the_user(args);
   ::execvp(args[0], args.data());
   std::perror(("grader-seal: cannot run " + program[0]).c_str());
   return 127;

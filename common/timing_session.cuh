@@ -59,6 +59,9 @@ class TimingSession {
 
   // ---- slots: one timed request each (timing_slots.cpp) ----
   double flushed(ServerProcess& server, const nlohmann::json& request, const std::string& who);
+  // The outputs of the sets a candidate request fills, which every slot's completion probe samples.
+  std::vector<const Output*> candidate_outputs() const;
+  static constexpr unsigned kCompletionSamples = 256;  // places sampled in each output
   nlohmann::json sets_json(const std::vector<std::size_t>& sets) const;
   std::vector<std::size_t> all_sets() const;
   double run_variant(ServerProcess& server, const std::vector<std::size_t>& sets, const char* variant,

@@ -4,6 +4,7 @@
 // after it (outputs written, canaries and inputs intact, a random sample
 // against the baseline). The protocol that orders them is timing.cpp.
 #include <algorithm>
+#include <chrono>
 
 #include "device_checks.cuh"
 #include "timing_session.cuh"
@@ -37,15 +38,42 @@ bool every_output(std::vector<std::unique_ptr<Problem>>& sets, std::size_t k, cu
 
 }  // namespace
 
+// A slot ends when this process sees the outputs written, not when a server
+// says its work is done: right after the reply, a sampled probe of the
+// candidate's outputs runs on this process's stream (every slot runs the same
+// probe, so each pays the same small cost). Work a program left running when it
+// replied either keeps the probe waiting, and so stays inside the time, or is
+// still going when the probe reads, and leaves poison at places it drew: a reply
+// before the work was done gains nothing (the full scan after the slot looks
+// again, outside the time).
 double TimingSession::flushed(ServerProcess& server, const json& request, const std::string& who) {
+  const std::uint64_t probe_seed = rng_();  // drawn before the request: nothing of it is in the slot
   flush_.flush(stream_);
   CUDA_CHECK(cudaStreamSynchronize(stream_));
   const bool untrusted = &server == &worker_;
   if (untrusted) worker_.resume();
   const json reply = expect_reply(server, request, a_.timeout_s, who, case_);
+  const auto replied = std::chrono::steady_clock::now();
+  const std::size_t left = sampled_unwritten(candidate_outputs(), probe_seed, kCompletionSamples, stream_);
+  const double probe_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - replied).count();
   if (untrusted && !worker_.pause())
     throw RunFailure({{"kind", "pause"}, {"message", "your program could not be paused"}});
-  return reply.value("seconds", 0.0);
+  if (untrusted && left && !unfinished_) {
+    unfinished_ = true;
+    failure_ = {"unfinished",
+                {{"output", "its outputs"},
+                 {"unwritten", left},
+                 {"count", candidate_outputs().size() * kCompletionSamples},
+                 {"sampled", true}}};
+  }
+  return reply.value("seconds", 0.0) + probe_s;
+}
+
+std::vector<const Output*> TimingSession::candidate_outputs() const {
+  std::vector<const Output*> out;
+  for (std::size_t i = 0; i < k_ && i < candidate_sets_.size(); ++i)
+    for (const auto* o : candidate_sets_[i]->outputs()) out.push_back(o);
+  return out;
 }
 
 json TimingSession::sets_json(const std::vector<std::size_t>& sets) const {

@@ -107,6 +107,7 @@ void add_lab_grades(const LabSources& s, std::vector<GpuProgramGrade>& grades) {
   solution.submission = *s.solution_path;
   solution.name = "solution";
   solution.how = GpuProgramGrade::solution;
+  solution.timed_only = true;
   grades.push_back(solution);
   for (const auto& f : s.fixtures) {
     FixtureExpectation e;
@@ -120,7 +121,9 @@ void add_lab_grades(const LabSources& s, std::vector<GpuProgramGrade>& grades) {
     g.lab = &s;
     g.submission = f;
     g.name = f.stem().string();
-    g.how = e.kind == FixtureExpectation::all_pass ? GpuProgramGrade::every_step : GpuProgramGrade::first_failure;
+    // Every step's timings, also past a failing one: a wrong program's time is what it is measured for.
+    g.how = GpuProgramGrade::every_step;
+    g.timed_only = true;
     grades.push_back(g);
   }
 }
@@ -162,18 +165,21 @@ CalibrateResult calibrate_labs(Session& session, const std::vector<LabSources>& 
         r.problems.push_back(s.lab.folder + ": " + g.name + ": its grade failed: " + g.error);
         continue;
       }
-      if (g.how == GpuProgramGrade::solution)
+      if (g.how == GpuProgramGrade::solution) {
         lg.solution = *g.report;
-      else if (g.how == GpuProgramGrade::every_step)
+        continue;
+      }
+      const FixtureExpectation e = read_expectation(g.submission);
+      if (e.kind == FixtureExpectation::all_pass)
         lg.honest[g.name] = *g.report;
       else
-        lg.failing[g.name] = {read_expectation(g.submission), *g.report};
+        lg.failing[g.name] = {e, *g.report};
     }
     const std::map<std::string, CalibratedCheck>* d = nullptr;
     if (design)
       if (const auto l = design->labs.find(s.lab.folder); l != design->labs.end()) d = &l->second;
     std::vector<std::string> problems;
-    auto checks = calibrate_lab(*s.manifest, lg, d, design_card, problems);
+    auto checks = calibrate_lab(timed_checks_only(*s.manifest), lg, d, design_card, problems);
     for (const auto& p : problems) r.problems.push_back(s.lab.folder + ": " + p);
     if (!checks.empty()) c.labs[s.lab.folder] = std::move(checks);
   }

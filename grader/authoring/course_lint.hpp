@@ -128,6 +128,7 @@ struct GpuProgramGrade {
     every_step,     // every step, also past a failing one (each timed case timed)
     solution,       // every step, each timing decided at threshold × required margin too
   } how = first_failure;
+  bool timed_only = false;              // grade only the timed checks (grader calibrate)
   std::shared_ptr<GradeReport> report;  // null when the grade gave none
   std::string error;                    // why
 };

@@ -101,7 +101,8 @@ struct CheckGrade {
 enum class GradedAs { first_failure, whole_steps, solution, every_step };
 
 CheckGrade grade_for_check(Session& session, const LabSources& s, const fs::path& submission, GradedAs as,
-                           const GpuLintOptions& o, const std::string& gpu, const fs::path& work_dir) {
+                           const GpuLintOptions& o, const std::string& gpu, const fs::path& work_dir,
+                           bool timed_only = false) {
   ChildGradeCall call;
   call.visible_gpu = gpu;
   call.course_root = s.course_root;
@@ -116,6 +117,7 @@ CheckGrade grade_for_check(Session& session, const LabSources& s, const fs::path
   call.decide_margin = as == GradedAs::solution ? o.required_margin : 1.0;
   call.cap_s = o.cap_s;
   call.work_dir = work_dir;
+  call.timed_only = timed_only;
   try {
     return {grade_in_child(call), ""};
   } catch (const Interrupted&) {
@@ -394,7 +396,8 @@ void grade_on_gpu(Session& session, std::vector<GpuProgramGrade>& grades, const 
     const Manifest& m = *g.lab->manifest;
     const fs::path dir = work_dir / g.lab->lab.folder / (std::to_string(i) + "-" + g.name);
     jobs.push_back({[&session, &g, &o, as, dir](const std::string& gpu) {
-                      const CheckGrade c = grade_for_check(session, *g.lab, g.submission, as, o, gpu, dir);
+                      const CheckGrade c =
+                          grade_for_check(session, *g.lab, g.submission, as, o, gpu, dir, g.timed_only);
                       g.report = c.report ? std::make_shared<GradeReport>(*c.report) : nullptr;
                       g.error = c.error;
                       return std::vector<LintItem>{};

@@ -25,7 +25,7 @@ namespace grader {
 // An honest program's median must clear the threshold by this factor, and a
 // wrong program's median must miss it by the same: one grade's median moves by
 // a few percent between runs (A/A intervals on the H100: within ±2 %).
-inline constexpr double kHonestRoom = 1.10;
+inline constexpr double kHonestRoom = 1.03;
 
 struct ThresholdEvidence {
   CheckKind kind = CheckKind::speedup;

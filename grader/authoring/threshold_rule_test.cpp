@@ -46,10 +46,10 @@ TEST(ThresholdRule, AnHonestProgramBelowTheScaledValueMovesItDown) {
 
 TEST(ThresholdRule, AWrongProgramAboveTheScaledValueMovesItUp) {
   ThresholdEvidence e = fraction(0.55, 0.80, 0.80);
-  e.failing["uncoalesced"] = 0.52;
+  e.failing["uncoalesced"] = 0.54;
   const CalibratedCheck c = derive_threshold(e);
   EXPECT_EQ(c.status, Status::moved);
-  EXPECT_GE(c.min, 0.52 * kHonestRoom - 1e-12);
+  EXPECT_GE(c.min, 0.54 * kHonestRoom - 1e-12);
   EXPECT_NE(c.why.find("uncoalesced"), std::string::npos) << c.why;
 }
 
@@ -78,10 +78,10 @@ TEST(ThresholdRule, ASpeedupMustStayAboveTheBaselineItself) {
   e.kind = CheckKind::speedup;
   e.design_min = 1.5;
   e.design_reference = 10;
-  e.reference = 1.2;  // a card where the technique barely helps
-  e.honest["solution"] = 1.2;
+  e.reference = 1.05;  // a card where the technique barely helps
+  e.honest["solution"] = 1.05;
   const CalibratedCheck c = derive_threshold(e);
-  EXPECT_EQ(c.status, Status::conflict) << "1.2 / 1.1 is below 1 × 1.1: nothing tells the baseline apart";
+  EXPECT_EQ(c.status, Status::conflict) << "1.05 / 1.03 is below 1 × 1.03: nothing tells the baseline apart";
 }
 
 TEST(ThresholdRule, WithoutTheDesignCardsReferenceTheDesignValueIsTheTarget) {

@@ -22,6 +22,7 @@ struct GradeCommandOptions {
   bool one_step_at_a_time = false;
   bool first_failure_only = false;
   double decide_margin = 1.0;
+  bool timed_only = false;
 };
 
 int run_grade(const GradeCommandOptions& o, const GlobalOptions& g) {
@@ -42,6 +43,7 @@ int run_grade(const GradeCommandOptions& o, const GlobalOptions& g) {
   go.overlap_runs = !o.one_step_at_a_time;
   go.first_failure_only = o.first_failure_only;
   go.decide_margin = o.decide_margin;
+  go.timed_only = o.timed_only;
 
   // A fixture or a classmate's file graded with --submission is not recorded as progress.
   GradeReport report = grade_and_record(session, lab, manifest, go);
@@ -99,6 +101,9 @@ Command grade_command() {
                            "(default 1); the verdict still reads the threshold (grader check grades its "
                            "solutions so, for the thresholds' margins)")
                 ->check(number_between(1, 10, ""));
+            sub.add_flag("--timed-only", o->timed_only,
+                         "grade only the timed checks of every step (grader calibrate reads their times; the "
+                         "verdict is not a grade of the lab)");
             return [o, &g] { return run_grade(*o, g); };
           }};
 }

@@ -22,6 +22,7 @@ std::vector<std::string> child_grade_argv(const ChildGradeCall& call) {
   if (call.all_steps) argv.push_back("--all");
   if (call.one_step_at_a_time) argv.push_back("--one-step-at-a-time");
   if (call.first_failure_only) argv.push_back("--first-failure-only");
+  if (call.timed_only) argv.push_back("--timed-only");
   if (call.decide_margin > 1) argv.insert(argv.end(), {"--decide-margin", fixed(call.decide_margin, 4)});
   return argv;
 }

@@ -24,6 +24,7 @@ struct ChildGradeCall {
   bool one_step_at_a_time = false;   // --one-step-at-a-time
   bool first_failure_only = false;   // --first-failure-only
   double decide_margin = 1.0;        // --decide-margin, when above 1
+  bool timed_only = false;           // --timed-only
   std::optional<double> cap_s;       // --cap; none: the grade's default
   std::filesystem::path work_dir;    // its output and errors; made if missing
   double timeout_s = 3600;           // the whole grade

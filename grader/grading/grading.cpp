@@ -226,7 +226,9 @@ GradeReport grade_lab(Session& session, const LabInfo& lab, const Manifest& mani
   if (const fs::path rel = use.file.lexically_relative(session.course.root());
       !use.file.empty() && !rel.empty() && *rel.begin() != "..")
     use.file = rel;  // the header names a course file by its place in the course
-  const Manifest graded = options.sanitize ? with_sanitizer_checks(calibrated) : calibrated;
+  const Manifest graded = options.timed_only ? timed_checks_only(calibrated)
+                          : options.sanitize ? with_sanitizer_checks(calibrated)
+                                             : calibrated;
   GradeReport report = LabGrader(session, lab, graded, options).run();
   for (std::size_t i = 0; i < graded.steps.size() && i < report.steps.size(); ++i)
     for (std::size_t j = 0; j < graded.steps[i].checks.size() && j < report.steps[i].checks.size(); ++j) {
@@ -239,6 +241,19 @@ GradeReport grade_lab(Session& session, const LabInfo& lab, const Manifest& mani
     }
   report.calibration = std::move(use);
   return report;
+}
+
+Manifest timed_checks_only(Manifest manifest) {
+  for (auto& step : manifest.steps) {
+    std::vector<Check> timed;
+    for (const auto& c : step.checks) {
+      if (is_timed(c)) timed.push_back(c);
+      for (const auto& f : c.fallback)
+        if (is_timed(f)) timed.push_back(f);
+    }
+    step.checks = std::move(timed);
+  }
+  return manifest;
 }
 
 Manifest with_sanitizer_checks(Manifest manifest) {

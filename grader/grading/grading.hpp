@@ -51,6 +51,9 @@ struct GradeOptions {
   // (grader grade and watch without --fresh); a batch, Gradescope and `grader
   // check` read the course's calibration/ alone.
   bool use_user_calibration = false;
+  // Only the timed checks, in every step (`grader calibrate` reads their medians
+  // and nothing else): no compiler evidence, correctness run or tool run is graded.
+  bool timed_only = false;
 };
 
 // A check's or a step's outcome; a report writes its name (name_of).
@@ -113,6 +116,10 @@ void make_printable(GradeReport& report);
 // The hint for what the failing checks of `step` measured: the step's own
 // symptom_hints first, then the lab's; "" when none matches.
 std::string symptom_hint(const Manifest& manifest, const Step& step, const std::vector<CheckResult>& checks);
+
+// The manifest with only its timed checks (an ncu check's timed fallback
+// stands in for it), each step keeping its place: what a --timed-only grade grades.
+Manifest timed_checks_only(Manifest manifest);
 
 // The manifest with a compute-sanitizer check added to every step that checks
 // correctness and has none (grade --sanitize).

@@ -103,6 +103,12 @@ std::pair<std::string, std::string> describe_timed_failure(const json& tf, const
                 " of " + std::to_string(d.value("count", 0ull)) + " elements of `" + d.value("output", std::string()) +
                 "` were never written (first at " + d.value("first", std::string("?")) + ")",
             earlier > 0 ? "timed_mismatch" : "unwritten"};
+  if (kind == "unfinished" && d.value("sampled", false))
+    return {"at the timing size " + case_name + " (" + when +
+                "), your program answered before its outputs were written: " +
+                std::to_string(d.value("unwritten", 0ull)) + " of " + std::to_string(d.value("count", 0ull)) +
+                " places sampled across them still held the poison when its reply came",
+            "early_reply"};
   if (kind == "unfinished")
     return {"at the timing size " + case_name + " (" + when +
                 "), your program answered before its GPU work was done: " + std::to_string(d.value("unwritten", 0ull)) +

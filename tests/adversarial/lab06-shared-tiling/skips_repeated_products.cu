@@ -1,7 +1,7 @@
 // attack: the register-blocked launcher skips a product whose buffers it has seen before, as if they still held the
 // attack: same matrices: on a grader that times one set of buffers it reports ten times cuBLAS
-// expect: step 4 fails: speedup (timed_mismatch)
-// message: were never written
+// expect: step 4 fails: speedup (early_reply)
+// message: answered before its outputs were written
 #include <set>
 #include <tuple>
 

@@ -1,37 +1,34 @@
-// attack: the right, padded transpose, timed dishonestly: it interposes recvmsg and sendmsg (defined here, they come
-// attack: before libc's) to read each request's id, waits for half of a timed request's launches, answers the request
-// attack: itself with the right id while the other half still runs, and swallows the reply the program sends after
-// attack: its own wait; every timed request then ends about halfway through its work
-// expect: step 2 fails: speedup (early_reply)
-// message: answered before its GPU work was done
+// attack: a padded transpose one element a thread (32 x 32 threads), honest but short of step 4 (about 0.59 of
+// attack: memcpy on an H100, where 0.7 is asked), timed dishonestly: it interposes recvmsg and sendmsg (defined
+// attack: here, they come before libc's) to read each request's id; in a timed request it waits for every launch but
+// attack: the last, measuring how long one takes, then answers the request itself 60 % into the last launch and
+// attack: swallows the reply the program sends after its own wait. Each timed request then ends early by 40 % of a
+// attack: launch: about 1.25x the speed it has, over 0.7 of memcpy and still under the copy's bandwidth. The slot
+// attack: must end where the referee sees the outputs written: either its probe waits for the last launch (the
+// attack: honest time, short of 0.7) or it finds poison left (early_reply)
+// expect: step 4 fails: fraction_of_peak
 #include <dlfcn.h>
 #include <sys/socket.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "lab.cuh"
 
-// Each block covers one TILE_DIM x TILE_DIM tile of `in` with TILE_DIM x BLOCK_ROWS
-// threads; each thread handles TILE_DIM / BLOCK_ROWS elements, BLOCK_ROWS rows apart.
+// Each block covers one 32 x 32 tile with 32 x 32 threads, one element each.
 __global__ void transpose_kernel(float* out, const float* in, int rows, int cols) {
-  // One extra column shifts each row by one bank, so tile[0..31][c] are in 32 different banks.
+  // One extra column shifts each row by one bank: no conflicts when a column is read.
   __shared__ float tile[TILE_DIM][TILE_DIM + 1];
-  // Load: consecutive threadIdx.x read consecutive columns of one row of `in`.
   int col = blockIdx.x * TILE_DIM + threadIdx.x;
   int row = blockIdx.y * TILE_DIM + threadIdx.y;
-  for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)
-    if (row + j < rows && col < cols)
-      tile[threadIdx.y + j][threadIdx.x] = in[static_cast<size_t>(row + j) * cols + col];
-  __syncthreads();  // the whole tile must be loaded before anyone reads a column of it
-  // Store: the tile goes to the mirrored block position; consecutive threadIdx.x
-  // write consecutive columns of one row of `out`, reading a column of `tile`.
+  if (row < rows && col < cols) tile[threadIdx.y][threadIdx.x] = in[static_cast<size_t>(row) * cols + col];
+  __syncthreads();
   col = blockIdx.y * TILE_DIM + threadIdx.x;
   row = blockIdx.x * TILE_DIM + threadIdx.y;
-  for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)
-    if (row + j < cols && col < rows)
-      out[static_cast<size_t>(row + j) * rows + col] = tile[threadIdx.x][threadIdx.y + j];
+  if (row < cols && col < rows) out[static_cast<size_t>(row) * rows + col] = tile[threadIdx.x][threadIdx.y];
 }
 
 namespace {
@@ -82,22 +79,28 @@ extern "C" ssize_t sendmsg(int fd, const struct msghdr* m, int flags) {
 }
 
 void launch_transpose(float* out, const float* in, int rows, int cols, cudaStream_t stream) {
-  const dim3 block(TILE_DIM, BLOCK_ROWS);
+  const dim3 block(TILE_DIM, TILE_DIM);
   const dim3 grid((cols + TILE_DIM - 1) / TILE_DIM, (rows + TILE_DIM - 1) / TILE_DIM);
+  const auto start = std::chrono::steady_clock::now();
   transpose_kernel<<<grid, block, 0, stream>>>(out, in, rows, cols);
   const bool timed = static_cast<long long>(rows) * cols >= (64ll << 20);
   if (!timed || last_request.find("\"op\":\"run\"") == std::string::npos) return;
   const int sets = sets_in_request(), launch = ++launches_in_request;
-  if (launch == (sets + 1) / 2) cudaStreamSynchronize(stream);  // half the work done, honestly
-  if (launch == sets && sets > 1) {                              // the rest still running: answer now
-    const std::string reply = "{\"id\":" + std::to_string(number_after("id")) + ",\"ok\":true}";
-    using Real = ssize_t (*)(int, const struct msghdr*, int);
-    static const Real real = reinterpret_cast<Real>(dlsym(RTLD_NEXT, "sendmsg"));
-    iovec io{const_cast<char*>(reply.data()), reply.size()};
-    msghdr msg{};
-    msg.msg_iov = &io;
-    msg.msg_iovlen = 1;
-    real(3, &msg, MSG_NOSIGNAL);
-    swallow_next_reply = true;
+  static double one_launch_s = 0;  // measured on every launch but the last
+  if (launch < sets) {
+    cudaStreamSynchronize(stream);
+    one_launch_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return;
   }
+  if (one_launch_s <= 0) return;
+  std::this_thread::sleep_for(std::chrono::duration<double>(0.6 * one_launch_s));  // 40 % of the last one left
+  const std::string reply = "{\"id\":" + std::to_string(number_after("id")) + ",\"ok\":true}";
+  using Real = ssize_t (*)(int, const struct msghdr*, int);
+  static const Real real = reinterpret_cast<Real>(dlsym(RTLD_NEXT, "sendmsg"));
+  iovec io{const_cast<char*>(reply.data()), reply.size()};
+  msghdr msg{};
+  msg.msg_iov = &io;
+  msg.msg_iovlen = 1;
+  real(3, &msg, MSG_NOSIGNAL);
+  swallow_next_reply = true;
 }

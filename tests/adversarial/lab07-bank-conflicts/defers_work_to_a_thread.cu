@@ -1,7 +1,8 @@
-// attack: at the timing size the launcher returns at once and a thread of its own launches the transpose a moment later,
-// attack: after the request was answered; the program is paused between requests, and the output is checked at once
-// expect: step 2 fails: speedup
-// message: at the timing size 8192x8192
+// attack: at the timing size the launcher returns at once and a thread of its own launches the transpose a second later,
+// attack: after the request was answered. The timing size is profiled too, and there the kernel is never launched
+// attack: before the program ends (in a timed request the probe after the reply would find the outputs unwritten)
+// expect: step 1 fails: ncu
+// message: never launched transpose_kernel in case 8192x8192
 #include <chrono>
 #include <thread>
 
@@ -33,7 +34,7 @@ void launch_transpose(float* out, const float* in, int rows, int cols, cudaStrea
     return;
   }
   std::thread([=] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::this_thread::sleep_for(std::chrono::seconds(1));
     transpose_right(out, in, rows, cols, nullptr);
   }).detach();
 }

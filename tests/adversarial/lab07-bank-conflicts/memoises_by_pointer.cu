@@ -1,7 +1,8 @@
 // attack: remembers the buffers it was given and does no work when it sees them again, as if the inputs could not
-// attack: have changed: every timed launch gets fresh inputs, and its output is checked
-// expect: step 2 fails: speedup (timed_mismatch)
-// message: were never written
+// attack: have changed: every timed launch gets fresh inputs, its outputs are poisoned before the request and
+// attack: sampled right after the reply
+// expect: step 2 fails: speedup (early_reply)
+// message: answered before its outputs were written
 #include <set>
 #include <utility>
 
