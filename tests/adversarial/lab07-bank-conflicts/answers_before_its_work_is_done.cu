@@ -7,6 +7,7 @@
 // attack: must end where the referee sees the outputs written: either its probe waits for the last launch (the
 // attack: honest time, short of 0.7) or it finds poison left (early_reply)
 // expect: step 4 fails: fraction_of_peak
+// message: 8192x8192
 #include <dlfcn.h>
 #include <sys/socket.h>
 
