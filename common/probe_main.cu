@@ -53,6 +53,11 @@ json probe(bool bandwidth) {
     j["devices"] = 0;
     if (driver == 0)
       j["reason"] = "no NVIDIA driver is loaded on this machine";
+    else if (err == cudaErrorInsufficientDriver || driver < runtime)
+      j["reason"] = "the driver supports CUDA " + std::to_string(driver / 1000) + "." +
+                    std::to_string(driver % 1000 / 10) + ", and the course's programs are built with CUDA " +
+                    std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10) +
+                    ": install a driver that supports it (CUDA 13 needs the R580 driver or newer)";
     else if (err != cudaSuccess)
       j["reason"] = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
     else

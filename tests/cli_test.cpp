@@ -247,6 +247,37 @@ TEST(Cli, WithoutNvccAGradeSaysWhatToInstall) {
   EXPECT_NE(error.find("Install the CUDA Toolkit"), std::string::npos) << j;
 }
 
+// A CUDA 12 nvcc first (simulated: a script that answers --version as CUDA 12.4's does):
+// doctor and a grade say what the course needs and what to install, never a compile error.
+TEST(Cli, AnOlderToolkitSaysWhatToInstall) {
+  const fs::path dir = fs::temp_directory_path() / ("cli_test-cuda12-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const fs::path nvcc = dir / "nvcc";
+  std::ofstream(nvcc) << "#!/bin/sh\necho 'nvcc: NVIDIA (R) Cuda compiler driver'\n"
+                         "echo 'Cuda compilation tools, release 12.4, V12.4.131'\n";
+  fs::permissions(nvcc, fs::perms::owner_all);
+  for (const std::vector<std::string> command :
+       {std::vector<std::string>{"--json", "doctor"}, std::vector<std::string>{"--json", "grade", "lab07"}}) {
+    grader::ChildOptions o;
+    o.argv = {GRADER_BIN};
+    o.argv.insert(o.argv.end(), command.begin(), command.end());
+    o.cwd = kRoot;
+    std::vector<std::string> env = environment_without_gpu();
+    env.push_back("CUDACXX=" + nvcc.string());
+    o.env = env;
+    o.capture_stdout_bytes = 1 << 20;
+    const auto r = grader::run_child(o);
+    ASSERT_TRUE(r.exited) << r.describe();
+    EXPECT_EQ(r.exit_code, 4) << r.stdout_text;
+    const std::string text = r.stdout_text;
+    EXPECT_NE(text.find("needs CUDA 13 or newer"), std::string::npos) << text;
+    EXPECT_NE(text.find("CUDA 12.4.131"), std::string::npos) << text;
+    EXPECT_NE(text.find("cuda-toolkit-13-0"), std::string::npos) << text;
+    EXPECT_NE(text.find("R580"), std::string::npos) << text;
+  }
+  fs::remove_all(dir);
+}
+
 TEST(Cli, WithoutAGpuAPassingStaticGradeSaysSoAndHowTheTimeWent) {
   REQUIRE_NVCC();
   const auto r = run({"--no-color", "grade", "lab07", "--submission",

@@ -82,6 +82,14 @@ Toolchain detect_toolchain() {
   if (t.version.empty())
     throw EnvironmentError(nvcc->string() + " --version did not report a version; is the toolkit broken?\n" +
                            version_text);
+  if (const int major = std::stoi(t.version.substr(0, t.version.find('.'))); major < kRequiredCudaMajor)
+    throw EnvironmentError(
+        "this course needs CUDA " + std::to_string(kRequiredCudaMajor) + " or newer, and the nvcc found (" +
+        nvcc->string() + ") is CUDA " + t.version +
+        ": its labs use CUDA 13's forms of the runtime API (lab03's cudaMemPrefetchAsync takes a location and flags "
+        "there). Install the CUDA 13 toolkit (developer.nvidia.com/cuda-downloads, or NVIDIA's package "
+        "cuda-toolkit-13-0) and put its bin/ first on PATH, or set CUDACXX to its nvcc; its programs need a driver "
+        "that supports CUDA 13 (R580 or newer).");
   t.ncu = find_cuda_tool(t.nvcc, "ncu");
   t.compute_sanitizer = find_cuda_tool(t.nvcc, "compute-sanitizer");
   t.cuobjdump = find_cuda_tool(t.nvcc, "cuobjdump");

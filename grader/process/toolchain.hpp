@@ -18,6 +18,9 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The oldest toolkit the course builds with: lab03 uses CUDA 13's cudaMemPrefetchAsync.
+inline constexpr int kRequiredCudaMajor = 13;
+
 struct Toolchain {
   std::filesystem::path nvcc;
   std::string version;  // "13.0.88", from nvcc --version
