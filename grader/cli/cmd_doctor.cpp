@@ -4,6 +4,7 @@
 
 #include "app.hpp"
 #include "calibration.hpp"
+#include "counter_access.hpp"
 #include "json_text.hpp"
 #include "session.hpp"
 #include "terminal.hpp"
@@ -47,6 +48,8 @@ nlohmann::json doctor_json(const Course& course, const std::optional<Session>& s
   j["compute_sanitizer"] =
       t.compute_sanitizer ? nlohmann::json(t.compute_sanitizer->string()) : nlohmann::json(nullptr);
   j["driver"] = cuda_version_string(d.driver_version);
+  const CounterAccess counters = counter_access();
+  j["counters"] = {{"known", counters.known}, {"restricted", counters.restricted}, {"summary", counters.summary}};
   j["runtime"] = cuda_version_string(d.runtime_version);
   j["arch"] = session->builder->settings().arch;
   j["gpu"] = d.present ? d.raw : nlohmann::json(nullptr);
@@ -86,6 +89,10 @@ void print_doctor(const GlobalOptions& g, const Session& session) {
        "building for " + session.builder->settings().arch +
            (g.arch.empty() ? (d.present ? " (this GPU)" : " (default; --arch to change)") : " (--arch)"));
   line(t.ncu.has_value(), "ncu", t.ncu ? t.ncu->string() : "not found: hardware-counter checks fall back to timing");
+  if (d.present && t.ncu) {
+    const CounterAccess counters = counter_access();
+    line(!counters.restricted, "counters", counters.summary);
+  }
   line(t.compute_sanitizer.has_value(), "compute-sanitizer",
        t.compute_sanitizer ? t.compute_sanitizer->string() : "not found: sanitizer checks are skipped");
   std::string error;

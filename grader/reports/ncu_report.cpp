@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "counter_access.hpp"
 #include "text.hpp"
 
 namespace grader {
@@ -107,7 +108,7 @@ NcuLog parse_ncu_log(const std::string& log) {
     }
     if (line.find("ERR_NVGPUCTRPERM") != std::string::npos) {
       out.status = NcuLog::not_permitted;
-      out.message = "this user may not read the GPU's performance counters (ERR_NVGPUCTRPERM)";
+      out.message = "this user may not read the GPU's performance counters (ERR_NVGPUCTRPERM): " + counter_access_fix();
       return out;
     }
     if (line.find("No kernels were profiled") != std::string::npos) out.status = NcuLog::no_kernel;
