@@ -41,6 +41,12 @@ Calibration merged_with(const fs::path& file, Calibration fresh) {
   return fresh;
 }
 
+// `fresh`, with the labs `so_far` calibrated earlier in this run.
+Calibration merged_with_labs(const Calibration& so_far, Calibration fresh) {
+  for (const auto& [lab, checks] : so_far.labs) fresh.labs.emplace(lab, checks);
+  return fresh;
+}
+
 int run_calibrate(const CalibrateCommandOptions& o, const GlobalOptions& g) {
   Session session = Session::open(g);
   if (!session.device.present)
@@ -68,15 +74,29 @@ int run_calibrate(const CalibrateCommandOptions& o, const GlobalOptions& g) {
     std::cerr << Style::dim("calibrating " + std::to_string(sources.size()) + " lab(s) on " + session.device.name +
                             ", " + std::to_string(go.jobs) + " grades at a time…")
               << "\n";
-  CalibrateResult r = calibrate_labs(session, sources, go);
-
   const fs::path file = !o.out.empty() ? fs::absolute(o.out)
                         : o.self_study
-                            ? user_calibration_file(course.state_dir(), r.calibration.gpu, r.calibration.toolkit)
-                            : course.root() / kCalibrationFolder / (gpu_model_key(r.calibration.gpu) + ".json");
-  const Calibration written = merged_with(file, r.calibration);
-  fs::create_directories(file.parent_path());
-  write_file_atomically(file, json_text(calibration_to_json(written)) + "\n");
+                            ? user_calibration_file(course.state_dir(), session.device.name, session.toolchain.version)
+                            : course.root() / kCalibrationFolder / (gpu_model_key(session.device.name) + ".json");
+  // Lab by lab, the file written after each: a run cut short keeps every lab it finished.
+  CalibrateResult r;
+  for (const auto& s : sources) {
+    CalibrateResult one = calibrate_labs(session, {s}, go);
+    if (!g.json)
+      std::cerr << Style::dim(
+                       s.lab.folder + ": " +
+                       std::to_string(one.calibration.labs.size() ? one.calibration.labs.begin()->second.size() : 0) +
+                       " timed check(s) calibrated" +
+                       (one.problems.empty() ? "" : ", " + std::to_string(one.problems.size()) + " problem(s)"))
+                << "\n";
+    const std::vector<std::string> problems = r.problems;
+    r.calibration = merged_with_labs(r.calibration, std::move(one.calibration));
+    r.problems = problems;
+    r.problems.insert(r.problems.end(), one.problems.begin(), one.problems.end());
+    const Calibration written = merged_with(file, r.calibration);
+    fs::create_directories(file.parent_path());
+    write_file_atomically(file, json_text(calibration_to_json(written)) + "\n");
+  }
 
   std::size_t conflicts = 0;
   for (const auto& [lab, checks] : r.calibration.labs)
