@@ -199,6 +199,8 @@ CalibrationUse calibration_for(const fs::path& course_root, const std::string& g
 Manifest with_calibration(Manifest manifest, const std::string& lab_folder, CalibrationUse& use) {
   use.uncalibrated_checks.clear();
   if (use.state == CalibrationUse::State::no_gpu || use.state == CalibrationUse::State::design_card) return manifest;
+  // On the design card lab.json's value is the card's own: a check its calibration lacks is not uncalibrated.
+  const bool design_card = !use.design_gpu.empty() && gpu_model_key(use.design_gpu) == gpu_model_key(use.gpu);
   const std::map<std::string, CalibratedCheck>* checks = nullptr;
   if (use.calibration)
     if (const auto l = use.calibration->labs.find(lab_folder); l != use.calibration->labs.end()) checks = &l->second;
@@ -209,7 +211,7 @@ Manifest with_calibration(Manifest manifest, const std::string& lab_folder, Cali
     // A value made for another lab.json threshold is stale: the design value holds until calibrated again.
     if (checks && k != checks->end() && k->second.design_min == c.min)
       c.min = k->second.min;
-    else
+    else if (!design_card)
       use.uncalibrated_checks.push_back(id);
   };
   for (auto& step : manifest.steps)

@@ -103,6 +103,16 @@ TEST(Calibration, AValueMadeForAnotherLabJsonValueIsStale) {
   EXPECT_EQ(use.uncalibrated_checks.size(), 2u);
 }
 
+TEST(Calibration, OnTheDesignCardACheckItsCalibrationLacksIsNotUncalibrated) {
+  TempCourse course;
+  course.write("design.json", R"({"gpu": "NVIDIA H200"})");
+  course.write("nvidia-h200.json", calibration_to_json(h200()).dump());
+  CalibrationUse use = calibration_for(course.root, "NVIDIA H200");
+  with_calibration(one_timed_step(), "lab09-stencil", use);
+  EXPECT_TRUE(use.uncalibrated_checks.empty()) << "lab.json's speedup is the design card's own value";
+  EXPECT_EQ(use.timed_suffix("step1:speedup:4096x4096"), "");
+}
+
 TEST(Calibration, TheDesignCardAndAnUncalibratedCardSaySo) {
   TempCourse course;
   course.write("design.json", R"({"gpu": "NVIDIA H100 80GB HBM3"})");
