@@ -18,6 +18,11 @@ class L2Flush {
     buffer_ = DeviceBuffer<unsigned char>(l2_bytes_ > 0 ? 2 * l2_bytes_ : 1);
   }
   void flush(cudaStream_t stream) {
+    // Lines a program marked persisting (an access-policy window, evict_last
+    // hints) survive ordinary writes; they are made normal first so the memset
+    // evicts them too. A GPU without persisting L2 (before sm_80) says it is not
+    // supported, which changes nothing here.
+    if (cudaCtxResetPersistingL2Cache() != cudaSuccess) cudaGetLastError();
     // A changing byte value keeps the writes from being elided as no-ops.
     CUDA_CHECK(cudaMemsetAsync(buffer_.data(), ++value_ & 0xff, buffer_.bytes(), stream));
   }

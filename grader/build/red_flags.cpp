@@ -64,7 +64,7 @@ const std::vector<Pattern>& patterns() {
       {std::regex(R"(\bcudaStreamCreate\w*)"), "creates streams of its own"},
       {std::regex(R"(\b(cudaGraph\w*|cudaStreamBeginCapture\w*)\b)"), "uses CUDA graphs"},
       {std::regex(
-           R"(\b(accessPolicyWindow|cudaLimitPersistingL2CacheSize|cudaStreamSetAttribute|cudaCtxResetPersistingL2Cache)\b)"),
+           R"(\b(accessPolicyWindow|cudaLimitPersistingL2CacheSize|cudaStreamSetAttribute|cudaCtxResetPersistingL2Cache|cudaLaunchAttributeAccessPolicyWindow|annotated_ptr|createpolicy)\b)"),
        "keeps lines in L2 across launches"},
       {std::regex(R"(\b(cublas\w*|cusparse\w*|cub::|thrust::))"),
        "calls a library to do work the step's kernels must do"},

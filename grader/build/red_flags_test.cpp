@@ -57,6 +57,16 @@ TEST(RedFlags, GpuClocksTheDriverApiTheSocketAndL2Hints) {
 }
 
 // Honest work raises none: every solution and every alt_* fixture of the course.
+TEST(RedFlags, APersistingWindowByAnyRoute) {
+  for (const char* line : {"attr.id = cudaLaunchAttributeAccessPolicyWindow;\n",
+                           "cuda::annotated_ptr<const float, cuda::access_property::persisting> p(in);\n",
+                           "asm(\"createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\" : \"=l\"(policy));\n"}) {
+    const auto flags = grader::red_flags(line);
+    ASSERT_FALSE(flags.empty()) << line;
+    EXPECT_NE(flags[0].what.find("L2"), std::string::npos) << line;
+  }
+}
+
 TEST(RedFlags, NoneInHonestWork) {
   const fs::path root = COURSE_ROOT;
   std::size_t files = 0;
