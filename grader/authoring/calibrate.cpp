@@ -5,6 +5,8 @@
 #include <ctime>
 
 #include "activity.hpp"
+#include "atomic_file.hpp"
+#include "json_text.hpp"
 #include "session.hpp"
 #include "text.hpp"
 #include "threshold_rule.hpp"
@@ -209,6 +211,36 @@ std::vector<std::string> calibration_table(const Calibration& c) {
       out.push_back(line);
     }
   return out;
+}
+
+bool needs_self_study_calibration(const Session& session, const LabInfo& lab) {
+  if (!session.device.present) return false;
+  std::error_code ec;
+  if (!fs::is_regular_file(session.course.solution_kernel(lab), ec)) return false;
+  const fs::path mine =
+      user_calibration_file(session.course.state_dir(), session.device.name, session.toolchain.version);
+  const CalibrationUse use = calibration_for(session.course.root(), session.device.name, mine);
+  if (use.state == CalibrationUse::State::uncalibrated) return true;
+  return use.state == CalibrationUse::State::calibrated && use.file == mine && use.calibration &&
+         !use.calibration->labs.count(lab.folder);
+}
+
+bool calibrate_lab_for_self_study(Session& session, const LabInfo& lab) {
+  const fs::path mine =
+      user_calibration_file(session.course.state_dir(), session.device.name, session.toolchain.version);
+  const CalibrationUse use = calibration_for(session.course.root(), session.device.name, mine);
+  const LabSources s = read_lab_sources(session.course, lab);
+  if (!s.manifest || !s.solution_path) return false;
+  GpuLintOptions o;
+  o.jobs = GpuLintOptions::default_gpu_lint_jobs(1);
+  CalibrateResult r = calibrate_labs(session, {s}, o);
+  if (r.calibration.labs.empty()) return false;
+  Calibration all = r.calibration;
+  if (use.calibration && use.file == mine && use.calibration->toolkit == all.toolkit)
+    for (const auto& [l, checks] : use.calibration->labs) all.labs.emplace(l, checks);
+  fs::create_directories(mine.parent_path());
+  write_file_atomically(mine, json_text(calibration_to_json(all)) + "\n");
+  return true;
 }
 
 Calibration published_calibration(Calibration c) {

@@ -60,6 +60,14 @@ CalibrateResult calibrate_labs(Session& session, const std::vector<LabSources>& 
 // reference's margin over it, the lowest honest and highest wrong median.
 std::vector<std::string> calibration_table(const Calibration& c);
 
+// Self-study: a grade on a GPU the course has no calibration for, in a course
+// with its solutions (and not yet calibrated for this lab by this user),
+// calibrates the lab once first and keeps it as this user's
+// (user_calibration_file), merged with the labs calibrated before.
+bool needs_self_study_calibration(const Session& session, const LabInfo& lab);
+// Whether it wrote a calibration of the lab.
+bool calibrate_lab_for_self_study(Session& session, const LabInfo& lab);
+
 // The calibration as a class copy carries it: the thresholds, without the
 // names and medians of the course's fixtures.
 Calibration published_calibration(Calibration c);

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "app.hpp"
+#include "calibrate.hpp"
 #include "grade_and_record.hpp"
 #include "json_text.hpp"
 #include "phase_log.hpp"
@@ -44,6 +45,16 @@ int run_grade(const GradeCommandOptions& o, const GlobalOptions& g) {
   go.first_failure_only = o.first_failure_only;
   go.decide_margin = o.decide_margin;
   go.timed_only = o.timed_only;
+
+  // Self-study on a GPU the course has no thresholds for: this lab is calibrated once first (grader
+  // calibrate --self-study does every lab by hand); a batch, a check and --fresh grades never do.
+  if (!o.fresh && needs_self_study_calibration(session, lab)) {
+    if (!g.json)
+      std::cerr << "this course has no thresholds for " << session.device.name << ": timing " << lab.folder
+                << "'s solution and honest alternatives once, to calibrate them for this GPU (kept as yours; "
+                   "grader calibrate --self-study does every lab)…\n";
+    calibrate_lab_for_self_study(session, lab);
+  }
 
   // A fixture or a classmate's file graded with --submission is not recorded as progress.
   GradeReport report = grade_and_record(session, lab, manifest, go);
