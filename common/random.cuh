@@ -19,6 +19,13 @@ __host__ __device__ inline std::uint64_t mix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// The host seed of a grade's correctness run, from its seed: the program is sent
+// this one (for the host-side inputs it makes itself), never the seed of the
+// device inputs, so it cannot rebuild the driver's own answer (Problem::oracle
+// works from the device seed). A sum of two mixes, which no single inverse
+// undoes; --seed still repeats every input.
+inline std::uint64_t host_seed_of(std::uint64_t seed) { return mix64(seed) + mix64(seed ^ 0x686f73745f736565ull); }
+
 // Uniform in [lo, hi), with 24 random bits: exactly representable as float.
 __host__ __device__ inline float uniform_at(std::uint64_t seed, std::uint64_t i, float lo, float hi) {
   const std::uint64_t bits = mix64(seed ^ mix64(i)) >> 40;

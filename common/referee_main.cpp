@@ -148,9 +148,10 @@ class CaseRunner {
     CaseReport c;
     c.name = name;
     auto p = open_shared(lab_, name, set, worker_, a_.timeout_s, "worker");
-    p->fill(a_.seed, a_.seed);
+    const std::uint64_t host_seed = host_seed_of(a_.seed);  // the program never learns the device inputs' seed
+    p->fill(a_.seed, host_seed);
     CUDA_CHECK(cudaDeviceSynchronize());
-    expect_reply(worker_, {{"op", "inputs"}, {"sets", {set}}, {"seed", a_.seed}}, a_.timeout_s, "worker", name);
+    expect_reply(worker_, {{"op", "inputs"}, {"sets", {set}}, {"seed", host_seed}}, a_.timeout_s, "worker", name);
     const auto inputs_before = read_inputs(*p);
     const auto snaps = run_once(*p, set, name);
 

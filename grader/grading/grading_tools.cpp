@@ -59,7 +59,7 @@ ToolCall LabGrader::sanitizer_call(const Check& c, const std::string& tool) {
   tc.tool = sanitizer_arguments(*s_.builder->toolchain().compute_sanitizer, tool, dir / "log.txt", tc.timeout_s);
   tc.worker = rep_.student_build.worker;
   tc.cases = c.cases;
-  tc.seed = rep_.seed;
+  tc.seed = tool_seed_;
   tc.work_dir = dir;
   tc.who = "your program under " + tool;
   tc.cancel = &cancel_tool_runs_;
@@ -81,7 +81,7 @@ ToolCall LabGrader::ncu_call(const Check& c) {
   tc.tool = ncu_arguments(*s_.builder->toolchain().ncu, metrics, dir / "ncu.csv");
   tc.worker = rep_.student_build.worker;
   tc.cases = {c.case_name};
-  tc.seed = rep_.seed;
+  tc.seed = tool_seed_;
   tc.work_dir = dir;
   tc.timeout_s = 3 * m_.timeout_s + 60;  // ncu replays the launch once per group of counters
   tc.who = "your program under ncu";

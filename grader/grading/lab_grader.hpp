@@ -11,6 +11,7 @@
 #include <future>
 #include <map>
 #include <optional>
+#include <random>
 #include <string>
 
 #include "compiler_report.hpp"
@@ -76,6 +77,10 @@ class LabGrader {
   // Whether a report measured the program, so that it may be kept for the very
   // same program's next grade (kept_tool_runs.hpp).
   using ReportCheck = std::function<bool(const std::string& report)>;
+  // The inputs' seed of the tool runs: drawn apart from the grade's seed, so a
+  // program started by a tool (`worker run --seed S`) learns nothing of the inputs
+  // the correctness run and the timings give it. No tool's verdict reads values.
+  std::uint64_t tool_seed_ = (std::uint64_t{std::random_device{}()} << 32) | std::random_device{}();
   ToolCall sanitizer_call(const Check& c, const std::string& tool);
   ToolCall ncu_call(const Check& c);
   std::shared_future<ToolOutput> start_tool_run(const std::string& key, const ToolCall& call,
