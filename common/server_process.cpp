@@ -252,7 +252,10 @@ bool ServerProcess::pause() {
   for (const auto& [pid, fd] : paused_)
     if (signal_pidfd(fd, SIGSTOP)) known.push_back(pid);
   wait_until_stopped(known);
-  for (int pass = 0; pass < 200; ++pass) {
+  // Seconds, not passes: on a loaded machine (a class's batch, a 2-core CI box) a busy process can
+  // take many scheduler turns to take its SIGSTOP, and a pause given up is the program's failure.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (int pass = 0; pass < 200 || std::chrono::steady_clock::now() < deadline; ++pass) {
     const auto procs = processes();
     std::vector<pid_t> running;
     for (pid_t p : procs)
