@@ -140,7 +140,7 @@ CalibrateResult calibrate_labs(Session& session, const std::vector<LabSources>& 
   c.driver = cuda_version_string(session.device.driver_version);
   c.made_at = utc_now();
   c.design_gpu = design_gpu(session.course.root());
-  const bool design_card = !c.design_gpu.empty() && gpu_model_key(c.design_gpu) == gpu_model_key(c.gpu);
+  const bool design_card = is_design_card(c.gpu, c.design_gpu);
   std::optional<Calibration> design;
   if (!design_card && !c.design_gpu.empty()) {
     const fs::path file = session.course.root() / kCalibrationFolder / (gpu_model_key(c.design_gpu) + ".json");
@@ -226,21 +226,30 @@ bool needs_self_study_calibration(const Session& session, const LabInfo& lab) {
 }
 
 bool calibrate_lab_for_self_study(Session& session, const LabInfo& lab) {
-  const fs::path mine =
-      user_calibration_file(session.course.state_dir(), session.device.name, session.toolchain.version);
-  const CalibrationUse use = calibration_for(session.course.root(), session.device.name, mine);
   const LabSources s = read_lab_sources(session.course, lab);
   if (!s.manifest || !s.solution_path) return false;
   GpuLintOptions o;
   o.jobs = GpuLintOptions::default_gpu_lint_jobs(1);
   CalibrateResult r = calibrate_labs(session, {s}, o);
   if (r.calibration.labs.empty()) return false;
-  Calibration all = r.calibration;
-  if (use.calibration && use.file == mine && use.calibration->toolkit == all.toolkit)
-    for (const auto& [l, checks] : use.calibration->labs) all.labs.emplace(l, checks);
-  fs::create_directories(mine.parent_path());
-  write_file_atomically(mine, json_text(calibration_to_json(all)) + "\n");
+  write_calibration(user_calibration_file(session.course.state_dir(), session.device.name, session.toolchain.version),
+                    std::move(r.calibration));
   return true;
+}
+
+void write_calibration(const fs::path& file, Calibration fresh) {
+  std::error_code ec;
+  if (fs::is_regular_file(file, ec)) {
+    try {
+      const Calibration old = read_calibration(file);
+      if (old.gpu == fresh.gpu && old.toolkit == fresh.toolkit)
+        for (const auto& [lab, checks] : old.labs) fresh.labs.emplace(lab, checks);
+    } catch (const CalibrationError&) {
+      // one that does not read is replaced whole
+    }
+  }
+  fs::create_directories(file.parent_path());
+  write_file_atomically(file, json_text(calibration_to_json(fresh)) + "\n");
 }
 
 Calibration published_calibration(Calibration c) {

@@ -60,6 +60,10 @@ CalibrateResult calibrate_labs(Session& session, const std::vector<LabSources>& 
 // reference's margin over it, the lowest honest and highest wrong median.
 std::vector<std::string> calibration_table(const Calibration& c);
 
+// Writes `fresh` to `file` (atomically), keeping the labs a calibration
+// already there holds for the same GPU and toolkit that `fresh` does not.
+void write_calibration(const std::filesystem::path& file, Calibration fresh);
+
 // Self-study: a grade on a GPU the course has no calibration for, in a course
 // with its solutions (and not yet calibrated for this lab by this user),
 // calibrates the lab once first and keeps it as this user's

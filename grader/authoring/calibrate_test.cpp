@@ -1,6 +1,7 @@
 #include "calibrate.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "threshold_rule.hpp"
 
@@ -107,4 +108,24 @@ TEST(Calibrate, AClassCopyCarriesThresholdsNotTheFixturesNames) {
   EXPECT_EQ(text.find("alt_secret_trick"), std::string::npos) << text;
   EXPECT_EQ(text.find("cheat"), std::string::npos) << text;
   EXPECT_NE(text.find("1.8"), std::string::npos);
+}
+
+TEST(Calibrate, AWrittenCalibrationKeepsTheLabsItDidNotRedoOnTheSameCardAndToolkit) {
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("calibrate_test-" + std::to_string(::getpid()) + ".json");
+  Calibration first;
+  first.gpu = "NVIDIA H200";
+  first.toolkit = "13.0.88";
+  first.labs["lab08-reduction"]["step2:speedup:33554432"] = {Status::scaled, 50, 73.4, 903, {}, {}, ""};
+  write_calibration(file, first);
+  Calibration second = first;
+  second.labs.clear();
+  second.labs["lab09-stencil"]["step2:speedup:box-8192x8192"] = {Status::scaled, 1.15, 1.14, 2.9, {}, {}, ""};
+  write_calibration(file, second);
+  EXPECT_EQ(read_calibration(file).labs.size(), 2u) << "lab08 kept, lab09 added";
+  Calibration other_toolkit = second;
+  other_toolkit.toolkit = "13.1.0";
+  write_calibration(file, other_toolkit);
+  EXPECT_EQ(read_calibration(file).labs.size(), 1u) << "another toolkit's labs are not kept";
+  std::filesystem::remove(file);
 }

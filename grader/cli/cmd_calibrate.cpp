@@ -7,7 +7,6 @@
 
 #include "activity.hpp"
 #include "app.hpp"
-#include "atomic_file.hpp"
 #include "calibrate.hpp"
 #include "json_text.hpp"
 #include "session.hpp"
@@ -25,27 +24,6 @@ struct CalibrateCommandOptions {
   double cap_s = 3.0;
   std::size_t jobs = 0;
 };
-
-// The calibration already there for this GPU keeps the labs not calibrated now.
-Calibration merged_with(const fs::path& file, Calibration fresh) {
-  std::error_code ec;
-  if (!fs::is_regular_file(file, ec)) return fresh;
-  Calibration old;
-  try {
-    old = read_calibration(file);
-  } catch (const CalibrationError&) {
-    return fresh;  // replaced whole
-  }
-  if (old.gpu != fresh.gpu || old.toolkit != fresh.toolkit) return fresh;
-  for (auto& [lab, checks] : old.labs) fresh.labs.emplace(lab, std::move(checks));
-  return fresh;
-}
-
-// `fresh`, with the labs `so_far` calibrated earlier in this run.
-Calibration merged_with_labs(const Calibration& so_far, Calibration fresh) {
-  for (const auto& [lab, checks] : so_far.labs) fresh.labs.emplace(lab, checks);
-  return fresh;
-}
 
 int run_calibrate(const CalibrateCommandOptions& o, const GlobalOptions& g) {
   Session session = Session::open(g);
@@ -82,20 +60,16 @@ int run_calibrate(const CalibrateCommandOptions& o, const GlobalOptions& g) {
   CalibrateResult r;
   for (const auto& s : sources) {
     CalibrateResult one = calibrate_labs(session, {s}, go);
+    const std::size_t checks = one.calibration.labs.empty() ? 0 : one.calibration.labs.begin()->second.size();
     if (!g.json)
-      std::cerr << Style::dim(
-                       s.lab.folder + ": " +
-                       std::to_string(one.calibration.labs.size() ? one.calibration.labs.begin()->second.size() : 0) +
-                       " timed check(s) calibrated" +
-                       (one.problems.empty() ? "" : ", " + std::to_string(one.problems.size()) + " problem(s)"))
+      std::cerr << Style::dim(s.lab.folder + ": " + std::to_string(checks) + " timed check(s) calibrated" +
+                              (one.problems.empty() ? "" : ", " + std::to_string(one.problems.size()) + " problem(s)"))
                 << "\n";
-    const std::vector<std::string> problems = r.problems;
-    r.calibration = merged_with_labs(r.calibration, std::move(one.calibration));
-    r.problems = problems;
+    const Calibration so_far = r.calibration;
+    r.calibration = std::move(one.calibration);
+    for (const auto& [lab, done] : so_far.labs) r.calibration.labs.emplace(lab, done);
     r.problems.insert(r.problems.end(), one.problems.begin(), one.problems.end());
-    const Calibration written = merged_with(file, r.calibration);
-    fs::create_directories(file.parent_path());
-    write_file_atomically(file, json_text(calibration_to_json(written)) + "\n");
+    write_calibration(file, r.calibration);
   }
 
   std::size_t conflicts = 0;

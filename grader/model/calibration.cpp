@@ -23,6 +23,10 @@ std::string gpu_model_key(const std::string& gpu_name) {
   return key.empty() ? "unnamed-gpu" : key;
 }
 
+bool is_design_card(const std::string& gpu, const std::string& design_gpu) {
+  return !design_gpu.empty() && gpu_model_key(gpu) == gpu_model_key(design_gpu);
+}
+
 std::string timed_check_id(int step, const Check& c) {
   return "step" + std::to_string(step) + ":" + name_of(c.kind) + ":" + c.case_name;
 }
@@ -191,8 +195,8 @@ CalibrationUse calibration_for(const fs::path& course_root, const std::string& g
       return use;
     }
   }
-  use.state = gpu_model_key(gpu_name) == gpu_model_key(use.design_gpu) ? CalibrationUse::State::design_card
-                                                                       : CalibrationUse::State::uncalibrated;
+  use.state = is_design_card(gpu_name, use.design_gpu) ? CalibrationUse::State::design_card
+                                                       : CalibrationUse::State::uncalibrated;
   return use;
 }
 
@@ -200,7 +204,7 @@ Manifest with_calibration(Manifest manifest, const std::string& lab_folder, Cali
   use.uncalibrated_checks.clear();
   if (use.state == CalibrationUse::State::no_gpu || use.state == CalibrationUse::State::design_card) return manifest;
   // On the design card lab.json's value is the card's own: a check its calibration lacks is not uncalibrated.
-  const bool design_card = !use.design_gpu.empty() && gpu_model_key(use.design_gpu) == gpu_model_key(use.gpu);
+  const bool design_card = is_design_card(use.gpu, use.design_gpu);
   const std::map<std::string, CalibratedCheck>* checks = nullptr;
   if (use.calibration)
     if (const auto l = use.calibration->labs.find(lab_folder); l != use.calibration->labs.end()) checks = &l->second;

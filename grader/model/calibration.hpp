@@ -29,6 +29,9 @@ inline constexpr const char* kDesignGpuFile = "design.json";
 // "nvidia-h100-80gb-hbm3" from "NVIDIA H100 80GB HBM3": a calibration's file stem.
 std::string gpu_model_key(const std::string& gpu_name);
 
+// Whether `gpu` is the model the design values were chosen on (`design_gpu`, "" when the course names none).
+bool is_design_card(const std::string& gpu, const std::string& design_gpu);
+
 // "step3:fraction_of_peak:33554432": a timed check's name in a calibration
 // (the step, the kind and the case; a lab has one timed check of a kind per case and step).
 std::string timed_check_id(int step, const Check& c);
