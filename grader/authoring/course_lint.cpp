@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "calibration.hpp"
 #include "fixture_expectation.hpp"
 #include "grading.hpp"
 #include "lesson_checks.hpp"
@@ -293,7 +294,15 @@ LabLint lint_lab_sources(const LabSources& s) {
   if (s.manifest) l.items.push_back(lint_hints(*s.manifest));
   if (s.readme) {
     l.items.push_back(lint_lesson_sections(*s.readme));
-    if (s.manifest) l.items.push_back(lint_lesson_checks(*s.readme, *s.manifest));
+    if (s.manifest) {
+      // The lists give each calibrated GPU's threshold too: a calibration that does not read fails the list.
+      try {
+        l.items.push_back(lint_lesson_checks(*s.readme, *s.manifest,
+                                             thresholds_per_gpu(course_calibrations(s.course_root), s.lab.folder)));
+      } catch (const CalibrationError& e) {
+        l.items.push_back(make_item("lesson_checks", "fail", e.what()));
+      }
+    }
     // A published copy holds no measurement files; the lessons it was made from were checked.
     l.items.push_back(s.published ? make_item("lesson_measurements", "skip",
                                               "a published copy holds no measurement files to compare with")

@@ -80,7 +80,36 @@ std::size_t after_step_heading(const std::string& readme, int step) {
   return std::string::npos;
 }
 
+std::string timed_value(const Check& c, double v) {
+  if (c.kind == CheckKind::speedup) return plain_number(std::round(v * 100) / 100) + "×";
+  return plain_number(std::round(v * 1000) / 10) + " %";
+}
+
+// "  - per GPU, ...: NVIDIA H200 asks 38.3 % (the reference reaches 53.3 %); ...", or "" when no
+// calibration has a value made for this lab.json threshold (a stale one is not what a grade applies).
+std::string per_gpu_line(int step, const Check& c, const ThresholdsPerGpu& per_gpu, const std::string& lead) {
+  if (!is_timed(c)) return "";
+  const std::string id = timed_check_id(step, c);
+  std::vector<std::string> cards;
+  for (const auto& [gpu, checks] : per_gpu) {
+    const auto k = checks.find(id);
+    if (k == checks.end() || k->second.design_min != c.min) continue;
+    std::string card = gpu + " asks " + timed_value(c, k->second.min);
+    if (k->second.reference) card += " (the reference reaches " + timed_value(c, *k->second.reference) + ")";
+    cards.push_back(card);
+  }
+  if (cards.empty()) return "";
+  return "  - " + lead + "per GPU, as `grader calibrate` measured it there: " + join(cards, "; ") + "\n";
+}
+
 }  // namespace
+
+ThresholdsPerGpu thresholds_per_gpu(const std::vector<Calibration>& calibrations, const std::string& lab_folder) {
+  ThresholdsPerGpu out;
+  for (const auto& c : calibrations)
+    if (const auto l = c.labs.find(lab_folder); l != c.labs.end()) out[c.gpu] = l->second;
+  return out;
+}
 
 std::string check_in_words(const Check& c) {
   const std::string at = " at case " + code(c.case_name);
@@ -142,17 +171,21 @@ std::string check_in_words(const Check& c) {
   return code(name_of(c.kind));
 }
 
-std::string step_checks_block(const Step& step) {
+std::string step_checks_block(const Step& step, const ThresholdsPerGpu& per_gpu) {
   std::string s = open_marker(step.id) + "\n**Checked** (" + std::to_string(step.points) + " point" +
                   (step.points == 1 ? "" : "s") + "):\n\n";
-  for (const auto& c : step.checks) s += "- " + check_in_words(c) + "\n";
+  for (const auto& c : step.checks) {
+    s += "- " + check_in_words(c) + "\n";
+    s += per_gpu_line(step.id, c, per_gpu, "");
+    for (const auto& f : c.fallback) s += per_gpu_line(step.id, f, per_gpu, "without the counters, ");
+  }
   return s + close_marker(step.id) + "\n";
 }
 
-std::string with_current_checks(const std::string& readme, const Manifest& manifest) {
+std::string with_current_checks(const std::string& readme, const Manifest& manifest, const ThresholdsPerGpu& per_gpu) {
   std::string out = readme;
   for (const auto& step : manifest.steps) {
-    const std::string block = step_checks_block(step);
+    const std::string block = step_checks_block(step, per_gpu);
     const BlockPlace p = find_block(out, step.id);
     if (p.begin != std::string::npos) {
       out.replace(p.begin, p.end - p.begin, block);
@@ -165,7 +198,7 @@ std::string with_current_checks(const std::string& readme, const Manifest& manif
   return out;
 }
 
-LintItem lint_lesson_checks(const std::string& readme, const Manifest& manifest) {
+LintItem lint_lesson_checks(const std::string& readme, const Manifest& manifest, const ThresholdsPerGpu& per_gpu) {
   std::vector<std::string> problems;
   for (const auto& step : manifest.steps) {
     const std::string n = std::to_string(step.id);
@@ -179,13 +212,13 @@ LintItem lint_lesson_checks(const std::string& readme, const Manifest& manifest)
                          (after_step_heading(readme, step.id) == std::string::npos
                               ? " and no \"### Step " + n + "\" heading to put one under"
                               : ""));
-    } else if (readme.compare(p.begin, p.end - p.begin, step_checks_block(step)) != 0) {
-      problems.push_back("step " + n + "'s list of checks differs from lab.json");
+    } else if (readme.compare(p.begin, p.end - p.begin, step_checks_block(step, per_gpu)) != 0) {
+      problems.push_back("step " + n + "'s list of checks differs from lab.json and the course's calibrations");
     }
   }
   if (problems.empty())
     return make_item("lesson_checks", "pass", "README.md lists every step's checks as lab.json states them");
-  problems.push_back("`grader check --write-lessons` writes them from lab.json");
+  problems.push_back("`grader check --write-lessons` writes them from lab.json and calibration/*.json");
   return make_item("lesson_checks", "fail", "README.md: " + problems.front(), problems);
 }
 

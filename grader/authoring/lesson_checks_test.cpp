@@ -20,7 +20,7 @@ Manifest manifest() {
     { "id": 2, "title": "Fast",
       "checks": [ { "kind": "speedup", "case": "64x64", "min": 2.5 },
                   { "kind": "ncu", "kernel": "k", "case": "64x64", "metric": "shared_bank_conflicts_per_request", "max": 0.05,
-                    "fallback": { "kind": "speedup", "case": "64x64", "min": 5 } } ],
+                    "fallback": { "kind": "speedup", "case": "128x128", "min": 5 } } ],
       "hints": ["Idea.", "Where.", "`grader bench lab01` shows the speed."] },
     { "id": 3, "title": "Near peak",
       "checks": [ { "kind": "fraction_of_peak", "case": "64x64", "min": 0.7 },
@@ -49,7 +49,7 @@ TEST(LessonChecks, EachKindReadsWithItsThresholdInWords) {
   EXPECT_EQ(check_in_words(m.steps[1].checks[1]),
             "`ncu`: every launch of `k` at case `64x64` has at most 0.05 bank conflicts per shared-memory request; "
             "where ncu cannot read the GPU's counters, instead `speedup`: at least 5× the baseline's speed at case "
-            "`64x64`");
+            "`128x128`");
   EXPECT_EQ(check_in_words(m.steps[2].checks[0]),
             "`fraction_of_peak`: at least 70 % of the bandwidth of a device-to-device copy of the same bytes at case "
             "`64x64`");
@@ -108,6 +108,54 @@ TEST(LessonChecks, TheThresholdRuleReadsTheProseNotTheGeneratedLists) {
   EXPECT_EQ(lint_lesson_thresholds(written, m).status, "pass");
   const std::string restated = written + "\nYou need at least 2.5× here.\n";
   EXPECT_EQ(lint_lesson_thresholds(restated, m).status, "fail");
+}
+
+// What two cards' calibrations ask of step 2 (speedup 2.5 in lab.json; a bank-conflict check falling back to 5×).
+ThresholdsPerGpu two_cards() {
+  CalibratedCheck h100, h200, stale, fallback;
+  h100.design_min = h100.min = 2.5;
+  h100.reference = 3.1234;
+  h200.design_min = 2.5;
+  h200.min = 2.2;
+  h200.reference = 2.9;
+  stale.design_min = 2.0;  // made for another lab.json value: not what a grade applies
+  stale.min = 1.7;
+  fallback.design_min = 5;
+  fallback.min = 4.4;
+  ThresholdsPerGpu t;
+  t["NVIDIA H100 80GB HBM3"]["step2:speedup:64x64"] = h100;
+  t["NVIDIA H200"]["step2:speedup:64x64"] = h200;
+  t["NVIDIA H200"]["step3:fraction_of_peak:64x64"] = stale;
+  t["NVIDIA H200"]["step2:speedup:128x128"] = fallback;
+  return t;
+}
+
+TEST(LessonChecks, ATimedCheckGivesEachCalibratedGpusThresholdAndReference) {
+  const Manifest m = manifest();
+  const ThresholdsPerGpu cards = two_cards();
+  const std::string step2 = step_checks_block(m.steps[1], cards);
+  EXPECT_NE(step2.find("- `speedup`: at least 2.5× the baseline's speed at case `64x64`\n  - per GPU, as `grader "
+                       "calibrate` measured it there: NVIDIA H100 80GB HBM3 asks 2.5× (the reference reaches 3.12×); "
+                       "NVIDIA H200 asks 2.2× (the reference reaches 2.9×)\n"),
+            std::string::npos)
+      << step2;
+  EXPECT_NE(step2.find("  - without the counters, per GPU, as `grader calibrate` measured it there: NVIDIA H200 asks "
+                       "4.4×\n"),
+            std::string::npos)
+      << step2;
+  EXPECT_EQ(step_checks_block(m.steps[2], cards), step_checks_block(m.steps[2]))
+      << "a stale value is not listed: the grade applies lab.json's";
+  EXPECT_EQ(step_checks_block(m.steps[0], cards), step_checks_block(m.steps[0])) << "no timed check, no line";
+}
+
+TEST(LessonChecks, AListWrittenBeforeACalibrationChangedFailsTheLint) {
+  const Manifest m = manifest();
+  const std::string before = with_current_checks(kLesson, m);
+  EXPECT_EQ(lint_lesson_checks(before, m, two_cards()).status, "fail") << "a calibration was added since";
+  const std::string after = with_current_checks(before, m, two_cards());
+  EXPECT_EQ(lint_lesson_checks(after, m, two_cards()).status, "pass") << after;
+  EXPECT_EQ(with_current_checks(after, m, two_cards()), after);
+  EXPECT_EQ(lint_lesson_checks(after, m).status, "fail") << "a calibration was removed since";
 }
 
 }  // namespace

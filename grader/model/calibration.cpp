@@ -159,6 +159,18 @@ Calibration read_calibration(const fs::path& file) {
   return calibration_from_json(j, file.string());
 }
 
+std::vector<Calibration> course_calibrations(const fs::path& course_root) {
+  std::vector<Calibration> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(course_root / kCalibrationFolder, ec)) {
+    const fs::path& file = entry.path();
+    if (file.extension() != ".json" || file.filename() == kDesignGpuFile || !entry.is_regular_file(ec)) continue;
+    out.push_back(read_calibration(file));
+  }
+  std::sort(out.begin(), out.end(), [](const Calibration& a, const Calibration& b) { return a.gpu < b.gpu; });
+  return out;
+}
+
 std::string design_gpu(const fs::path& course_root) {
   const fs::path file = course_root / kCalibrationFolder / kDesignGpuFile;
   std::error_code ec;

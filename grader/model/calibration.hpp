@@ -68,6 +68,9 @@ nlohmann::json calibration_to_json(const Calibration& c);
 // Throws CalibrationError naming `source` and what does not read.
 Calibration calibration_from_json(const nlohmann::json& j, const std::string& source);
 Calibration read_calibration(const std::filesystem::path& file);
+// Every calibration the course holds (calibration/*.json but design.json), ordered by GPU name.
+// Throws CalibrationError naming a file that does not read.
+std::vector<Calibration> course_calibrations(const std::filesystem::path& course_root);
 
 // The course's design card (calibration/design.json), "" when the course names none.
 std::string design_gpu(const std::filesystem::path& course_root);

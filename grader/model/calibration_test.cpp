@@ -150,3 +150,20 @@ TEST(Calibration, ACalibrationOfAnotherCardUnderThisCardsNameIsRefused) {
   course.write("nvidia-h200.json", calibration_to_json(c).dump());
   EXPECT_THROW(calibration_for(course.root, "NVIDIA H200"), CalibrationError);
 }
+
+TEST(Calibration, TheCourseCalibrationsAreEveryCardsFileButTheDesignCardsName) {
+  TempCourse course;
+  EXPECT_TRUE(course_calibrations(course.root).empty());
+  Calibration h100 = h200();
+  h100.gpu = "NVIDIA H100 80GB HBM3";
+  course.write("nvidia-h200.json", calibration_to_json(h200()).dump());
+  course.write("nvidia-h100-80gb-hbm3.json", calibration_to_json(h100).dump());
+  course.write(kDesignGpuFile, R"({"gpu": "NVIDIA H100 80GB HBM3"})");
+  course.write("README.md", "not a calibration");
+  const std::vector<Calibration> all = course_calibrations(course.root);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].gpu, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(all[1].gpu, "NVIDIA H200");
+  course.write("broken.json", "{");
+  EXPECT_THROW(course_calibrations(course.root), CalibrationError);
+}

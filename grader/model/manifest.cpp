@@ -25,6 +25,24 @@ const std::vector<std::string> kTopKeys = {"format_version", "id",    "title",  
                                            "link",           "steps", "kernels", "bench_cases",  "symptom_hints"};
 const std::vector<std::string> kStepKeys = {"id", "title", "points", "checks", "hints", "symptom_hints"};
 
+// A calibration keeps one threshold per step, timed kind and case (calibration.hpp's timed_check_id):
+// two checks of a step that time the same kind at the same case, a fallback's included, must ask the same.
+void reject_two_thresholds(const Reader& r, const Step& s, const std::string& checks_path) {
+  std::map<std::pair<CheckKind, std::string>, double> asked;
+  const auto note = [&](const Check& c) {
+    if (!is_timed(c)) return;
+    const auto [it, fresh] = asked.emplace(std::make_pair(c.kind, c.case_name), c.min);
+    if (!fresh && it->second != c.min)
+      r.fail(checks_path, "two " + name_of(c.kind) + " checks at case " + quote(c.case_name) + " ask different " +
+                              "thresholds (" + json(it->second).dump() + " and " + json(c.min).dump() +
+                              "): a step times one kind at one case once, so give both the same min");
+  };
+  for (const auto& c : s.checks) {
+    note(c);
+    for (const auto& f : c.fallback) note(f);
+  }
+}
+
 Step read_step(const Reader& r, const json& v, const std::string& path) {
   r.expect(v.is_object(), path, "a step object", v);
   r.reject_unknown_keys(v, path, kStepKeys, "a step");
@@ -41,6 +59,7 @@ Step read_step(const Reader& r, const json& v, const std::string& path) {
   r.expect(checks.is_array(), checks_path, "a non-empty array of checks", checks);
   if (checks.empty()) r.fail(checks_path, "expected at least one check, got [] (a step with no checks always passes)");
   for (std::size_t i = 0; i < checks.size(); ++i) s.checks.push_back(read_check(r, checks[i], at(checks_path, i)));
+  reject_two_thresholds(r, s, checks_path);
 
   if (auto* h = Reader::optional(v, "hints")) s.hints = r.text_list(*h, at(path, "hints"));
   if (auto* h = Reader::optional(v, "symptom_hints")) s.symptom_hints = r.text_map(*h, at(path, "symptom_hints"));

@@ -129,6 +129,25 @@ TEST(Manifest, NcuEvidenceAndPerElementMeasures) {
   }
 }
 
+TEST(Manifest, AStepTimesOneKindAtOneCaseWithOneThreshold) {
+  json j = full_manifest();
+  // A fallback asking what the step's own speedup check asks is the same threshold: calibrated once.
+  j["steps"][1]["checks"].push_back(json::parse(R"({ "kind": "ncu", "kernel": "transpose_kernel", "case": "33x4097",
+      "metric": "shared_bank_conflicts_per_request", "max": 0.05,
+      "fallback": { "kind": "speedup", "case": "8192x8192", "min": 2.5 } })"));
+  EXPECT_NO_THROW(parse_manifest(j, kSource));
+  j["steps"][1]["checks"].back()["fallback"]["min"] = 5;
+  try {
+    parse_manifest(j, kSource);
+    FAIL() << "accepted two speedup thresholds at one case of one step";
+  } catch (const ManifestError& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("two speedup checks at case \"8192x8192\" ask different thresholds (2.5 and 5"),
+        std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Manifest, NcuAndSanitizerChecks) {
   json j = full_manifest();
   j["symptom_hints"] = {{"race", "Add a barrier."}};
