@@ -217,8 +217,7 @@ bool needs_self_study_calibration(const Session& session, const LabInfo& lab) {
   if (!session.device.present) return false;
   std::error_code ec;
   if (!fs::is_regular_file(session.course.solution_kernel(lab), ec)) return false;
-  const fs::path mine =
-      user_calibration_file(session.course.state_dir(), session.device.name, session.toolchain.version);
+  const fs::path mine = *session.user_calibration();
   const CalibrationUse use = calibration_for(session.course.root(), session.device.name, mine);
   if (use.state == CalibrationUse::State::uncalibrated) return true;
   return use.state == CalibrationUse::State::calibrated && use.file == mine && use.calibration &&
@@ -232,8 +231,7 @@ bool calibrate_lab_for_self_study(Session& session, const LabInfo& lab) {
   o.jobs = GpuLintOptions::default_gpu_lint_jobs(1);
   CalibrateResult r = calibrate_labs(session, {s}, o);
   if (r.calibration.labs.empty()) return false;
-  write_calibration(user_calibration_file(session.course.state_dir(), session.device.name, session.toolchain.version),
-                    std::move(r.calibration));
+  write_calibration(*session.user_calibration(), std::move(r.calibration));
   return true;
 }
 

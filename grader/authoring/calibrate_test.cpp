@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <fstream>
+
 #include "threshold_rule.hpp"
 
 using namespace grader;
@@ -128,4 +130,61 @@ TEST(Calibrate, AWrittenCalibrationKeepsTheLabsItDidNotRedoOnTheSameCardAndToolk
   write_calibration(file, other_toolkit);
   EXPECT_EQ(read_calibration(file).labs.size(), 1u) << "another toolkit's labs are not kept";
   std::filesystem::remove(file);
+}
+
+namespace {
+
+// A course with one lab (its solution where `with_solution`), graded on `gpu` (none: "").
+struct SelfStudyCourse {
+  std::filesystem::path root =
+      std::filesystem::temp_directory_path() / ("calibrate_test-course-" + std::to_string(::getpid()));
+  explicit SelfStudyCourse(bool with_solution) {
+    std::filesystem::create_directories(root / "labs/lab09-stencil");
+    std::ofstream(root / "syllabus.md") << "# s\n";
+    if (with_solution) {
+      std::filesystem::create_directories(root / "solutions/lab09-stencil");
+      std::ofstream(root / "solutions/lab09-stencil/kernel.cu") << "// the answer\n";
+    }
+  }
+  ~SelfStudyCourse() { std::filesystem::remove_all(root); }
+  Session session(const std::string& gpu) const {
+    Session s{{}, Course::open(root), {}, nullptr, {}};
+    s.device.present = !gpu.empty();
+    s.device.name = gpu;
+    s.toolchain.version = "13.0.88";
+    return s;
+  }
+  void calibrate(const std::filesystem::path& file, const std::string& gpu, const std::string& lab) const {
+    Calibration c;
+    c.gpu = gpu;
+    c.toolkit = "13.0.88";
+    c.labs[lab]["step1:fraction_of_peak:1d"] = {Status::scaled, 0.5, 0.4, 0.6, {}, {}, ""};
+    write_calibration(file, c);
+  }
+};
+
+}  // namespace
+
+TEST(Calibrate, SelfStudyCalibratesALabOnceOnACardTheCourseHasNoValuesFor) {
+  SelfStudyCourse course(true);
+  const Session h200 = course.session("NVIDIA H200");
+  const LabInfo& lab = h200.course.resolve("lab09");
+  EXPECT_TRUE(needs_self_study_calibration(h200, lab)) << "no calibration anywhere";
+  course.calibrate(*h200.user_calibration(), "NVIDIA H200", "lab08-reduction");
+  EXPECT_TRUE(needs_self_study_calibration(h200, lab)) << "the user's file lacks this lab";
+  course.calibrate(*h200.user_calibration(), "NVIDIA H200", "lab09-stencil");
+  EXPECT_FALSE(needs_self_study_calibration(h200, lab)) << "calibrated once, kept";
+  EXPECT_FALSE(needs_self_study_calibration(course.session(""), lab)) << "nothing is timed without a GPU";
+}
+
+TEST(Calibrate, SelfStudyNeverCalibratesOverTheCoursesOwnFileOrWithoutTheSolution) {
+  SelfStudyCourse course(true);
+  const Session h200 = course.session("NVIDIA H200");
+  const LabInfo& lab = h200.course.resolve("lab09");
+  course.calibrate(course.root / kCalibrationFolder / "nvidia-h200.json", "NVIDIA H200", "lab08-reduction");
+  EXPECT_FALSE(needs_self_study_calibration(h200, lab))
+      << "the course's calibration of this card decides, even without this lab (graded with the design values)";
+  std::filesystem::remove_all(course.root / kCalibrationFolder);
+  std::filesystem::remove_all(course.root / "solutions");
+  EXPECT_FALSE(needs_self_study_calibration(course.session("NVIDIA H200"), lab)) << "a class copy cannot calibrate";
 }

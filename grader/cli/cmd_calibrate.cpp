@@ -54,7 +54,7 @@ int run_calibrate(const CalibrateCommandOptions& o, const GlobalOptions& g) {
               << "\n";
   const fs::path file = !o.out.empty() ? fs::absolute(o.out)
                         : o.self_study
-                            ? user_calibration_file(course.state_dir(), session.device.name, session.toolchain.version)
+                            ? *session.user_calibration()
                             : course.root() / kCalibrationFolder / (gpu_model_key(session.device.name) + ".json");
   // Lab by lab, the file written after each: a run cut short keeps every lab it finished.
   CalibrateResult r;

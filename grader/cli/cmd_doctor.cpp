@@ -18,10 +18,7 @@ std::string gb(long long bytes) { return std::to_string(bytes / 1000000) + " MB"
 // that does not read is the course's error, said here rather than in every grade.
 CalibrationUse thresholds_here(const Session& s, std::string& error) {
   try {
-    return calibration_for(s.course.root(), s.device.present ? s.device.name : "",
-                           s.device.present ? std::optional(user_calibration_file(s.course.state_dir(), s.device.name,
-                                                                                  s.toolchain.version))
-                                            : std::nullopt);
+    return calibration_for(s.course.root(), s.device.present ? s.device.name : "", s.user_calibration());
   } catch (const CalibrationError& e) {
     error = e.what();
     return {};

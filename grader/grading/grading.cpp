@@ -215,13 +215,8 @@ std::string symptom_hint(const Manifest& m, const Step& step, const std::vector<
 // report says of them: a header line, and each timed verdict a calibration has
 // no value for says so.
 GradeReport grade_lab(Session& session, const LabInfo& lab, const Manifest& manifest, const GradeOptions& options) {
-  const std::optional<fs::path> user_file =
-      options.use_user_calibration && session.device.present
-          ? std::optional<fs::path>(
-                user_calibration_file(session.course.state_dir(), session.device.name, session.toolchain.version))
-          : std::nullopt;
-  CalibrationUse use =
-      calibration_for(session.course.root(), session.device.present ? session.device.name : "", user_file);
+  CalibrationUse use = calibration_for(session.course.root(), session.device.present ? session.device.name : "",
+                                       options.use_user_calibration ? session.user_calibration() : std::nullopt);
   const Manifest calibrated = with_calibration(manifest, lab.folder, use);
   if (const fs::path rel = use.file.lexically_relative(session.course.root());
       !use.file.empty() && !rel.empty() && *rel.begin() != "..")

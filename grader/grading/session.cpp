@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "activity.hpp"
+#include "calibration.hpp"
 #include "gpu_lock.hpp"
 
 namespace fs = std::filesystem;
@@ -58,6 +59,11 @@ fs::path Session::new_run_dir(const std::string& tag) const {
       (tag + "-" + std::to_string(ms) + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
   fs::create_directories(dir);
   return dir;
+}
+
+std::optional<fs::path> Session::user_calibration() const {
+  if (!device.present) return std::nullopt;
+  return user_calibration_file(course.state_dir(), device.name, toolchain.version);
 }
 
 }  // namespace grader

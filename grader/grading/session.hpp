@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "builder.hpp"
@@ -26,6 +27,9 @@ struct Session {
   static Session open(const GlobalOptions& global, bool measure_bandwidth = false);
   // A fresh private folder for one command's runs, under .grader/runs.
   std::filesystem::path new_run_dir(const std::string& tag) const;
+  // Where this user's self-study calibration of this GPU and toolkit is kept
+  // (calibration.hpp's user_calibration_file); nullopt without a GPU.
+  std::optional<std::filesystem::path> user_calibration() const;
 };
 
 }  // namespace grader
