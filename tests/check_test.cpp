@@ -101,6 +101,8 @@ class CourseCopy : public ::testing::Test {
     fs::copy(kRoot / "labs" / kLab, root / "labs" / kLab, fs::copy_options::recursive);
     fs::copy(kRoot / "solutions" / kLab, root / "solutions" / kLab, fs::copy_options::recursive);
     fs::copy_file(kRoot / "syllabus.md", root / "syllabus.md");
+    // The calibrations too: the lesson's lists of checks give each calibrated GPU's thresholds.
+    fs::copy(kRoot / "calibration", root / "calibration", fs::copy_options::recursive);
     // Build outputs are keyed by content, not path: share the course's cache
     // so that only what a test changes is compiled again.
     fs::create_directories(kRoot / ".grader" / "cache");
