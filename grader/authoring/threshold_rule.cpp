@@ -30,18 +30,9 @@ const std::pair<const std::string, double>* extreme(const std::map<std::string, 
   return out;
 }
 
-}  // namespace
-
-CalibratedCheck derive_threshold(const ThresholdEvidence& e) {
-  CalibratedCheck c;
-  c.design_min = e.design_min;
-  c.reference = e.reference;
-  c.honest = e.honest;
-  c.failing = e.failing;
-  // A speedup the baseline itself reaches (1×) tells nothing apart.
-  std::map<std::string, double> failing = e.failing;
-  if (e.kind == CheckKind::speedup) failing.emplace("the baseline itself", 1.0);
-
+// Step 1 of the rule: the design value, scaled by this card's reference over the
+// design card's where both were measured; `c` gets the status and the words.
+double scaled_target(const ThresholdEvidence& e, CalibratedCheck& c) {
   double target = e.design_min;
   if (e.design_card) {
     c.status = Status::design;
@@ -56,7 +47,21 @@ CalibratedCheck derive_threshold(const ThresholdEvidence& e) {
     c.status = Status::scaled;
     c.why = "the design value: no reference on the design card to scale it by (calibrate that card first)";
   }
-  if (e.kind != CheckKind::speedup) target = std::min(target, 1.0);
+  return e.kind == CheckKind::speedup ? target : std::min(target, 1.0);
+}
+
+}  // namespace
+
+CalibratedCheck derive_threshold(const ThresholdEvidence& e) {
+  CalibratedCheck c;
+  c.design_min = e.design_min;
+  c.reference = e.reference;
+  c.honest = e.honest;
+  c.failing = e.failing;
+  // A speedup the baseline itself reaches (1×) tells nothing apart.
+  std::map<std::string, double> failing = e.failing;
+  if (e.kind == CheckKind::speedup) failing.emplace("the baseline itself", 1.0);
+  const double target = scaled_target(e, c);
 
   const auto* low = extreme(e.honest, true);
   const auto* high = extreme(failing, false);

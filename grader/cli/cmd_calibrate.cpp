@@ -25,15 +25,11 @@ struct CalibrateCommandOptions {
   std::size_t jobs = 0;
 };
 
-int run_calibrate(const CalibrateCommandOptions& o, const GlobalOptions& g) {
-  Session session = Session::open(g);
-  if (!session.device.present)
-    throw EnvironmentError("grader calibrate times programs on a GPU, and there is none here (" +
-                           session.device.reason + ")");
-  const Course& course = session.course;
+// The sources of the labs asked for (every lab by default); each needs its solution and a manifest that loads.
+std::vector<LabSources> sources_to_calibrate(const Course& course, const std::vector<std::string>& queries) {
   std::vector<LabInfo> labs;
-  if (o.labs.empty()) labs = course.labs();
-  for (const auto& q : o.labs) labs.push_back(course.resolve(q));
+  if (queries.empty()) labs = course.labs();
+  for (const auto& q : queries) labs.push_back(course.resolve(q));
   std::vector<LabSources> sources;
   for (const auto& l : labs) {
     sources.push_back(read_lab_sources(course, l));
@@ -44,24 +40,17 @@ int run_calibrate(const CalibrateCommandOptions& o, const GlobalOptions& g) {
                         "grades with the calibrations its instructor committed)");
     if (!s.manifest) throw CourseError(l.folder + "/lab.json does not load: " + s.manifest_error);
   }
-  GpuLintOptions go;
-  go.cap_s = o.cap_s;
-  go.gpus = {};  // one GPU: the one this calibration is for
-  go.jobs = o.jobs > 0 ? o.jobs : GpuLintOptions::default_gpu_lint_jobs(1);
-  if (!g.json && !Activity::enabled())
-    std::cerr << Style::dim("calibrating " + std::to_string(sources.size()) + " lab(s) on " + session.device.name +
-                            ", " + std::to_string(go.jobs) + " grades at a time…")
-              << "\n";
-  const fs::path file = !o.out.empty() ? fs::absolute(o.out)
-                        : o.self_study
-                            ? *session.user_calibration()
-                            : course.root() / kCalibrationFolder / (gpu_model_key(session.device.name) + ".json");
-  // Lab by lab, the file written after each: a run cut short keeps every lab it finished.
+  return sources;
+}
+
+// Lab by lab, `file` written after each: a run cut short keeps every lab it finished.
+CalibrateResult calibrate_lab_by_lab(Session& session, const std::vector<LabSources>& sources, const GpuLintOptions& go,
+                                     const fs::path& file, bool json) {
   CalibrateResult r;
   for (const auto& s : sources) {
     CalibrateResult one = calibrate_labs(session, {s}, go);
     const std::size_t checks = one.calibration.labs.empty() ? 0 : one.calibration.labs.begin()->second.size();
-    if (!g.json)
+    if (!json)
       std::cerr << Style::dim(s.lab.folder + ": " + std::to_string(checks) + " timed check(s) calibrated" +
                               (one.problems.empty() ? "" : ", " + std::to_string(one.problems.size()) + " problem(s)"))
                 << "\n";
@@ -71,6 +60,43 @@ int run_calibrate(const CalibrateCommandOptions& o, const GlobalOptions& g) {
     r.problems.insert(r.problems.end(), one.problems.begin(), one.problems.end());
     write_calibration(file, r.calibration);
   }
+  return r;
+}
+
+void print_calibration(const CalibrateResult& r, const fs::path& file, std::size_t conflicts, bool for_the_course) {
+  std::cout << Style::bold("calibration for " + r.calibration.gpu) << " (CUDA " << r.calibration.toolkit << ")\n";
+  for (const auto& line : calibration_table(r.calibration)) std::cout << "  " << line << "\n";
+  for (const auto& p : r.problems) std::cout << "  " << Style::fail_mark() << " " << p << "\n";
+  std::cout << "\nwrote " << file.string() << "\n";
+  if (conflicts)
+    std::cout << Style::red(std::to_string(conflicts) + " check(s) cannot keep their meaning on this GPU") +
+                     " (listed above with the numbers): change the lab, its fixtures or its threshold, then calibrate "
+                     "again\n";
+  if (!r.problems.empty()) std::cout << Style::red("some checks are not calibrated (listed above)") << "\n";
+  if (for_the_course && !conflicts && r.problems.empty())
+    std::cout << "commit it with the course, and the lessons' lists of checks rewritten from it (grader check "
+                 "--write-lessons): a class copy carries it, and every grade on this GPU model reads it\n";
+}
+
+int run_calibrate(const CalibrateCommandOptions& o, const GlobalOptions& g) {
+  Session session = Session::open(g);
+  if (!session.device.present)
+    throw EnvironmentError("grader calibrate times programs on a GPU, and there is none here (" +
+                           session.device.reason + ")");
+  const std::vector<LabSources> sources = sources_to_calibrate(session.course, o.labs);
+  GpuLintOptions go;
+  go.cap_s = o.cap_s;
+  go.gpus = {};  // one GPU: the one this calibration is for
+  go.jobs = o.jobs > 0 ? o.jobs : GpuLintOptions::default_gpu_lint_jobs(1);
+  if (!g.json && !Activity::enabled())
+    std::cerr << Style::dim("calibrating " + std::to_string(sources.size()) + " lab(s) on " + session.device.name +
+                            ", " + std::to_string(go.jobs) + " grades at a time…")
+              << "\n";
+  const fs::path file =
+      !o.out.empty() ? fs::absolute(o.out)
+      : o.self_study ? *session.user_calibration()
+                     : session.course.root() / kCalibrationFolder / (gpu_model_key(session.device.name) + ".json");
+  const CalibrateResult r = calibrate_lab_by_lab(session, sources, go, file, g.json);
 
   std::size_t conflicts = 0;
   for (const auto& [lab, checks] : r.calibration.labs)
@@ -86,17 +112,7 @@ int run_calibrate(const CalibrateCommandOptions& o, const GlobalOptions& g) {
               << "\n";
     return rc;
   }
-  std::cout << Style::bold("calibration for " + r.calibration.gpu) << " (CUDA " << r.calibration.toolkit << ")\n";
-  for (const auto& line : calibration_table(r.calibration)) std::cout << "  " << line << "\n";
-  for (const auto& p : r.problems) std::cout << "  " << Style::fail_mark() << " " << p << "\n";
-  std::cout << "\nwrote " << file.string() << "\n";
-  if (conflicts)
-    std::cout << Style::red(std::to_string(conflicts) + " check(s) cannot keep their meaning on this GPU") +
-                     " (listed above with the numbers): change the lab, its fixtures or its threshold, then calibrate "
-                     "again\n";
-  if (!r.problems.empty()) std::cout << Style::red("some checks are not calibrated (listed above)") << "\n";
-  if (!o.self_study && o.out.empty() && rc == kExitPass)
-    std::cout << "commit it with the course: a class copy carries it, and every grade on this GPU model reads it\n";
+  print_calibration(r, file, conflicts, !o.self_study && o.out.empty());
   return rc;
 }
 
