@@ -217,11 +217,19 @@ bool needs_self_study_calibration(const Session& session, const LabInfo& lab) {
   if (!session.device.present) return false;
   std::error_code ec;
   if (!fs::is_regular_file(session.course.solution_kernel(lab), ec)) return false;
-  const fs::path mine = *session.user_calibration();
-  const CalibrationUse use = calibration_for(session.course.root(), session.device.name, mine);
-  if (use.state == CalibrationUse::State::uncalibrated) return true;
-  return use.state == CalibrationUse::State::calibrated && use.file == mine && use.calibration &&
-         !use.calibration->labs.count(lab.folder);
+  const CalibrationUse use = calibration_for(session.course.root(), session.device.name, session.user_calibration());
+  switch (use.state) {
+    case CalibrationUse::State::no_gpu:
+    case CalibrationUse::State::design_card:
+      return false;
+    case CalibrationUse::State::uncalibrated:
+      return true;
+    case CalibrationUse::State::calibrated:
+      // A course file for this GPU without this lab: the lab is as uncalibrated as on a card with no file
+      // (on the design card lab.json's values are the card's own).
+      return !use.has_lab(lab.folder) && !is_design_card(use.gpu, use.design_gpu);
+  }
+  return false;
 }
 
 bool calibrate_lab_for_self_study(Session& session, const LabInfo& lab) {

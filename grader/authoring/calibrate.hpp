@@ -64,10 +64,11 @@ std::vector<std::string> calibration_table(const Calibration& c);
 // already there holds for the same GPU and toolkit that `fresh` does not.
 void write_calibration(const std::filesystem::path& file, Calibration fresh);
 
-// Self-study: a grade on a GPU the course has no calibration for, in a course
-// with its solutions (and not yet calibrated for this lab by this user),
-// calibrates the lab once first and keeps it as this user's
-// (user_calibration_file), merged with the labs calibrated before.
+// Self-study: a grade of a lab the course has no calibration of for this GPU
+// (no file for the card, or one without the lab), in a course with its
+// solutions, and not yet calibrated for this lab by this user, calibrates the
+// lab once first and keeps it as this user's (user_calibration_file), merged
+// with the labs calibrated before.
 bool needs_self_study_calibration(const Session& session, const LabInfo& lab);
 // Whether it wrote a calibration of the lab.
 bool calibrate_lab_for_self_study(Session& session, const LabInfo& lab);

@@ -177,14 +177,21 @@ TEST(Calibrate, SelfStudyCalibratesALabOnceOnACardTheCourseHasNoValuesFor) {
   EXPECT_FALSE(needs_self_study_calibration(course.session(""), lab)) << "nothing is timed without a GPU";
 }
 
-TEST(Calibrate, SelfStudyNeverCalibratesOverTheCoursesOwnFileOrWithoutTheSolution) {
+TEST(Calibrate, SelfStudyCalibratesOnlyWhatTheCoursesFileLacksAndNeverWithoutTheSolution) {
   SelfStudyCourse course(true);
   const Session h200 = course.session("NVIDIA H200");
   const LabInfo& lab = h200.course.resolve("lab09");
-  course.calibrate(course.root / kCalibrationFolder / "nvidia-h200.json", "NVIDIA H200", "lab08-reduction");
-  EXPECT_FALSE(needs_self_study_calibration(h200, lab))
-      << "the course's calibration of this card decides, even without this lab (graded with the design values)";
-  std::filesystem::remove_all(course.root / kCalibrationFolder);
+  const std::filesystem::path course_file = course.root / kCalibrationFolder / "nvidia-h200.json";
+  course.calibrate(course_file, "NVIDIA H200", "lab08-reduction");
+  EXPECT_TRUE(needs_self_study_calibration(h200, lab)) << "the course's file for this card lacks lab09";
+  course.calibrate(course_file, "NVIDIA H200", "lab09-stencil");
+  EXPECT_FALSE(needs_self_study_calibration(h200, lab)) << "the course's own values decide";
+  std::filesystem::remove(course_file);
+  course.calibrate(course.root / kCalibrationFolder / "nvidia-h100-80gb-hbm3.json", "NVIDIA H100 80GB HBM3",
+                   "lab08-reduction");
+  std::ofstream(course.root / kCalibrationFolder / kDesignGpuFile) << R"({"gpu": "NVIDIA H100 80GB HBM3"})";
+  EXPECT_FALSE(needs_self_study_calibration(course.session("NVIDIA H100 80GB HBM3"), lab))
+      << "on the design card lab.json's values are the card's own";
   std::filesystem::remove_all(course.root / "solutions");
   EXPECT_FALSE(needs_self_study_calibration(course.session("NVIDIA H200"), lab)) << "a class copy cannot calibrate";
 }

@@ -46,11 +46,12 @@ int run_grade(const GradeCommandOptions& o, const GlobalOptions& g) {
   go.decide_margin = o.decide_margin;
   go.timed_only = o.timed_only;
 
-  // Self-study on a GPU the course has no thresholds for: this lab is calibrated once first (grader
+  // Self-study of a lab the course has no thresholds of for this GPU: it is calibrated once first (grader
   // calibrate --self-study does every lab by hand); a batch, a check and --fresh grades never do.
   if (!o.fresh && needs_self_study_calibration(session, lab)) {
     if (!g.json)
-      std::cerr << "this course has no thresholds for " << session.device.name << ": timing " << lab.folder
+      std::cerr << "this course has no thresholds of " << lab.folder << " for " << session.device.name << ": timing "
+                << lab.folder
                 << "'s solution and honest alternatives once, to calibrate them for this GPU (kept as yours; "
                    "grader calibrate --self-study does every lab)…\n";
     calibrate_lab_for_self_study(session, lab);

@@ -196,16 +196,23 @@ CalibrationUse calibration_for(const fs::path& course_root, const std::string& g
   if (gpu_name.empty()) return use;
   use.design_gpu = design_gpu(course_root);
   const fs::path course_file = course_root / kCalibrationFolder / (gpu_model_key(gpu_name) + ".json");
-  for (const fs::path& file : {course_file, user_cache.value_or(fs::path())}) {
-    if (file.empty()) continue;
-    if (auto c = read_if_there(file)) {
-      if (c->gpu != gpu_name)
-        throw CalibrationError(file.string() + " was made on " + c->gpu + ", not on this " + gpu_name);
-      use.state = CalibrationUse::State::calibrated;
-      use.file = file;
-      use.calibration = std::move(c);
-      return use;
+  const auto read_for_this_gpu = [&](const fs::path& file) -> std::optional<Calibration> {
+    auto c = file.empty() ? std::nullopt : read_if_there(file);
+    if (c && c->gpu != gpu_name)
+      throw CalibrationError(file.string() + " was made on " + c->gpu + ", not on this " + gpu_name);
+    return c;
+  };
+  auto course = read_for_this_gpu(course_file);
+  auto own = read_for_this_gpu(user_cache.value_or(fs::path()));
+  if (course || own) {
+    use.state = CalibrationUse::State::calibrated;
+    use.file = course ? course_file : *user_cache;
+    use.calibration = course ? std::move(course) : std::move(own);
+    if (use.calibration && own) {  // the user's beside the course's: for the labs the course's lacks
+      use.own_file = *user_cache;
+      use.own = std::move(own);
     }
+    return use;
   }
   use.state = is_design_card(gpu_name, use.design_gpu) ? CalibrationUse::State::design_card
                                                        : CalibrationUse::State::uncalibrated;
@@ -220,6 +227,11 @@ Manifest with_calibration(Manifest manifest, const std::string& lab_folder, Cali
   const std::map<std::string, CalibratedCheck>* checks = nullptr;
   if (use.calibration)
     if (const auto l = use.calibration->labs.find(lab_folder); l != use.calibration->labs.end()) checks = &l->second;
+  if (!checks && use.own)
+    if (const auto l = use.own->labs.find(lab_folder); l != use.own->labs.end()) {
+      checks = &l->second;
+      use.file = use.own_file;  // the header names where this lab's values come from
+    }
   const auto apply = [&](int step, Check& c) {
     if (!is_timed(c)) return;
     const std::string id = timed_check_id(step, c);
@@ -236,6 +248,10 @@ Manifest with_calibration(Manifest manifest, const std::string& lab_folder, Cali
       for (auto& f : c.fallback) apply(step.id, f);
     }
   return manifest;
+}
+
+bool CalibrationUse::has_lab(const std::string& lab_folder) const {
+  return (calibration && calibration->labs.count(lab_folder)) || (own && own->labs.count(lab_folder));
 }
 
 std::string CalibrationUse::header(const std::string& course_root_text) const {

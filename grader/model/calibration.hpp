@@ -85,9 +85,17 @@ struct CalibrationUse {
   };
   State state = State::no_gpu;
   std::string gpu;
-  std::filesystem::path file;  // the calibration read (calibrated)
+  std::filesystem::path
+      file;  // the calibration read (calibrated); with_calibration: the one this lab's values are from
   std::string design_gpu;
   std::optional<Calibration> calibration;
+  // Self-study beside a course file: this user's calibration of the labs the
+  // course's file for this GPU lacks (grader grade and watch only).
+  std::filesystem::path own_file;
+  std::optional<Calibration> own;
+
+  // Whether `lab_folder`'s timed checks have values in a calibration read here.
+  bool has_lab(const std::string& lab_folder) const;
   // Timed checks of this lab the calibration has no value for, or one made for
   // another lab.json value: graded with the design value, and said so.
   std::vector<std::string> uncalibrated_checks;
@@ -99,10 +107,11 @@ struct CalibrationUse {
 };
 const std::string& name_of(CalibrationUse::State state);
 
-// The calibration of `gpu_name` for this course: calibration/<model>.json, or
-// (grader grade and watch outside a sandbox only) one `grader calibrate` kept
-// under `user_cache` for this GPU and toolkit. Throws CalibrationError when a
-// file is there but does not read: a broken calibration is the course's error.
+// The calibration of `gpu_name` for this course: calibration/<model>.json, and
+// (grader grade and watch outside a sandbox only) the one `grader calibrate`
+// kept under `user_cache` for this GPU and toolkit, alone or for the labs the
+// course's file lacks. Throws CalibrationError when a file is there but does
+// not read: a broken calibration is the course's error.
 CalibrationUse calibration_for(const std::filesystem::path& course_root, const std::string& gpu_name,
                                const std::optional<std::filesystem::path>& user_cache = std::nullopt);
 

@@ -167,3 +167,22 @@ TEST(Calibration, TheCourseCalibrationsAreEveryCardsFileButTheDesignCardsName) {
   course.write("broken.json", "{");
   EXPECT_THROW(course_calibrations(course.root), CalibrationError);
 }
+
+TEST(Calibration, ASelfStudyFileFillsTheLabsTheCoursesFileLacksAndTheHeaderSaysWhichFile) {
+  TempCourse course;
+  Calibration lab08_only = h200();
+  lab08_only.labs.clear();
+  lab08_only.labs["lab08-reduction"]["step3:fraction_of_peak:1"] = h200().labs["lab09-stencil"].begin()->second;
+  course.write("nvidia-h200.json", calibration_to_json(lab08_only).dump());
+  const fs::path mine = course.root / "mine.json";
+  std::ofstream(mine) << calibration_to_json(h200()).dump();
+  CalibrationUse use = calibration_for(course.root, "NVIDIA H200", mine);
+  EXPECT_TRUE(use.has_lab("lab09-stencil"));
+  const Manifest m = with_calibration(one_timed_step(), "lab09-stencil", use);
+  EXPECT_DOUBLE_EQ(m.steps[0].checks[1].min, 0.48) << "the user's value for a lab the course's file lacks";
+  EXPECT_EQ(use.file, mine);
+  EXPECT_NE(use.header().find("mine.json"), std::string::npos) << use.header();
+  CalibrationUse course_only = calibration_for(course.root, "NVIDIA H200");
+  EXPECT_FALSE(course_only.has_lab("lab09-stencil")) << "a batch or a check reads the course's files alone";
+  EXPECT_DOUBLE_EQ(with_calibration(one_timed_step(), "lab09-stencil", course_only).steps[0].checks[1].min, 0.55);
+}
