@@ -255,15 +255,19 @@ bool ServerProcess::pause() {
   // Seconds, not passes: on a loaded machine (a class's batch, a 2-core CI box) a busy process can
   // take many scheduler turns to take its SIGSTOP, and a pause given up is the program's failure.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  std::set<pid_t> seen;  // every process of the program this pause found
   for (int pass = 0; pass < 200 || std::chrono::steady_clock::now() < deadline; ++pass) {
     const auto procs = processes();
     std::vector<pid_t> running;
-    for (pid_t p : procs)
+    for (pid_t p : procs) {
+      seen.insert(p);
       if (!server_detail::is_stopped(p)) {
         running.push_back(p);
         ::kill(p, SIGSTOP);
       }
+    }
     if (running.empty()) {
+      pause_failure_ = PauseFailure::none;
       remember_paused(procs);
       return true;
     }
@@ -271,6 +275,11 @@ bool ServerProcess::pause() {
     if (pass >= 20) nap_us(1000);
     wait_until_stopped(running);
   }
+  // The program alone, one process that would not take its SIGSTOP for 5 s (held
+  // in the kernel): the machine's failure. With any process of its own it is the
+  // program's, even when none was new in the last second: a vforked child that
+  // never execs keeps its parent from stopping, on purpose.
+  pause_failure_ = seen.size() == 1 ? PauseFailure::by_the_machine : PauseFailure::by_the_program;
   kill_all();
   return false;
 }

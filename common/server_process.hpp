@@ -55,6 +55,11 @@ class ServerProcess {
   // submission cannot read or write shared memory meanwhile); false if that
   // could not be made to hold, in which case everything was killed.
   bool pause();
+  // Why the last pause that failed did: the program's processes (it started
+  // some) would not all stop, its doing; or the program alone, one process,
+  // would not stop (held in the kernel, e.g. inside a driver call), the machine's.
+  enum class PauseFailure { none, by_the_program, by_the_machine };
+  PauseFailure pause_failure() const { return pause_failure_; }
   void resume();
   // Kills it and every process it started, and reaps them.
   void kill_all();
@@ -77,6 +82,7 @@ class ServerProcess {
   // these, and the next pause stops them before it scans. Empty where pidfds
   // are not to be had: then each pause and resume scans.
   std::vector<std::pair<pid_t, int>> paused_;
+  PauseFailure pause_failure_ = PauseFailure::none;
 
   pid_t pid_ = -1;
   Channel channel_;

@@ -152,7 +152,7 @@ void TimingSession::open_sets() {
   worker_ = start_worker(a_);
   for (std::size_t k = 0; k < k_; ++k)
     candidate_sets_.push_back(open_shared(lab_, case_, static_cast<int>(k), worker_, a_.timeout_s, "worker"));
-  if (!worker_.pause()) throw RunFailure({{"kind", "pause"}, {"message", "your program could not be paused"}});
+  pause_worker();
 }
 
 // Clocks ramp, caches and TLBs settle, lazy module loading is done. The GPU

@@ -58,6 +58,10 @@ class TimingSession {
   void time_baseline_alone_again();
 
   // ---- slots: one timed request each (timing_slots.cpp) ----
+  // Stops the submission's program between requests; throws RunFailure where
+  // it cannot be stopped: "pause" when it kept starting processes (its
+  // doing), "pause_stuck" when its processes would not stop (the machine's).
+  void pause_worker();
   double flushed(ServerProcess& server, const nlohmann::json& request, const std::string& who);
   // The outputs of the sets a candidate request fills, which every slot's completion probe samples.
   std::vector<const Output*> candidate_outputs() const;

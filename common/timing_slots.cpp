@@ -46,6 +46,17 @@ bool every_output(std::vector<std::unique_ptr<Problem>>& sets, std::size_t k, cu
 // still going when the probe reads, and leaves poison at places it drew: a reply
 // before the work was done gains nothing (the full scan after the slot looks
 // again, outside the time).
+void TimingSession::pause_worker() {
+  if (worker_.pause()) return;
+  if (worker_.pause_failure() == ServerProcess::PauseFailure::by_the_machine)
+    throw RunFailure({{"kind", "pause_stuck"},
+                      {"message",
+                       "your program, one process that started none, would not stop within 5 s: held in "
+                       "the kernel (a driver call), the machine's failure"}});
+  throw RunFailure(
+      {{"kind", "pause"}, {"message", "your program could not be paused: its processes would not all stop"}});
+}
+
 double TimingSession::flushed(ServerProcess& server, const json& request, const std::string& who) {
   const std::uint64_t probe_seed = rng_();  // drawn before the request: nothing of it is in the slot
   flush_.flush(stream_);
@@ -59,8 +70,7 @@ double TimingSession::flushed(ServerProcess& server, const json& request, const 
   const std::size_t left =
       host_steps_ ? 0 : sampled_unwritten(candidate_outputs(), probe_seed, kCompletionSamples, stream_);
   const double probe_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - replied).count();
-  if (untrusted && !worker_.pause())
-    throw RunFailure({{"kind", "pause"}, {"message", "your program could not be paused"}});
+  if (untrusted) pause_worker();
   if (untrusted && left && !unfinished_) {
     unfinished_ = true;
     failure_ = {"unfinished",
@@ -99,13 +109,11 @@ double TimingSession::run_variant(ServerProcess& server, const std::vector<std::
   const bool untrusted = &server == &worker_;
   if (untrusted) worker_.resume();
   expect_reply(server, {{"op", "before"}, {"sets", s}, {"variant", variant}}, a_.timeout_s, who, case_);
-  if (untrusted && !worker_.pause())
-    throw RunFailure({{"kind", "pause"}, {"message", "your program could not be paused"}});
+  if (untrusted) pause_worker();
   const double t = flushed(server, {{"op", "run"}, {"sets", s}, {"variant", variant}}, who);
   if (untrusted) worker_.resume();
   expect_reply(server, {{"op", "after"}, {"sets", s}, {"variant", variant}}, a_.timeout_s, who, case_);
-  if (untrusted && !worker_.pause())
-    throw RunFailure({{"kind", "pause"}, {"message", "your program could not be paused"}});
+  if (untrusted) pause_worker();
   return t;
 }
 
@@ -192,7 +200,7 @@ void TimingSession::new_inputs(bool candidate) {
     worker_.resume();
     expect_reply(worker_, {{"op", "inputs"}, {"sets", sets_json(all_sets())}, {"seed", host_seed}}, a_.timeout_s,
                  "worker", case_);
-    if (!worker_.pause()) throw RunFailure({{"kind", "pause"}, {"message", "your program could not be paused"}});
+    pause_worker();
     input_digests_.assign(k_, {});
     for (std::size_t k = 0; k < k_; ++k) {
       candidate_sets_[k]->fill(seeds[k], host_seed);

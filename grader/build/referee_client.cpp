@@ -82,7 +82,13 @@ std::pair<std::string, std::string> explain_failure(const json& f, const std::st
   if (kind == "protocol")
     return {"protocol",
             who + " broke the protocol with the referee" + in_case + ": " + f.value("message", std::string())};
-  if (kind == "pause") return {"error", who + " could not be paused between requests (it kept starting processes)"};
+  if (kind == "pause")
+    return {"error", who + " could not be paused between requests (processes it started kept running)"};
+  // One process, none started, that would not stop: held in the kernel, which the program alone cannot arrange.
+  if (kind == "pause_stuck")
+    return {"referee", "the referee could not pause " + who +
+                           " between requests: its one process would not stop within 5 s (held in a driver "
+                           "call); the grading machine's failure, not your code's"};
   if (kind == "no_start") return {"error", f.value("message", std::string("could not start ") + who)};
   if (kind == "no_device") return {"no_device", "no usable GPU: " + f.value("message", std::string())};
   if (kind == "referee")
