@@ -165,7 +165,12 @@ std::vector<Calibration> course_calibrations(const fs::path& course_root) {
   for (const auto& entry : fs::directory_iterator(course_root / kCalibrationFolder, ec)) {
     const fs::path& file = entry.path();
     if (file.extension() != ".json" || file.filename() == kDesignGpuFile || !entry.is_regular_file(ec)) continue;
-    out.push_back(read_calibration(file));
+    Calibration c = read_calibration(file);
+    // Grades read a card's calibration by its model's name alone: one under another name would be listed and never used.
+    if (file.stem() != gpu_model_key(c.gpu))
+      throw CalibrationError(file.string() + " holds the calibration of " + c.gpu + ", which grades read only as " +
+                             gpu_model_key(c.gpu) + ".json");
+    out.push_back(std::move(c));
   }
   std::sort(out.begin(), out.end(), [](const Calibration& a, const Calibration& b) { return a.gpu < b.gpu; });
   return out;

@@ -164,6 +164,14 @@ TEST(Calibration, TheCourseCalibrationsAreEveryCardsFileButTheDesignCardsName) {
   ASSERT_EQ(all.size(), 2u);
   EXPECT_EQ(all[0].gpu, "NVIDIA H100 80GB HBM3");
   EXPECT_EQ(all[1].gpu, "NVIDIA H200");
+  course.write("nvidia-h200-old.json", calibration_to_json(h200()).dump());
+  try {
+    course_calibrations(course.root);
+    FAIL() << "a calibration under another name than its card's was read";
+  } catch (const CalibrationError& e) {
+    EXPECT_NE(std::string(e.what()).find("grades read only as nvidia-h200.json"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(course.root / kCalibrationFolder / "nvidia-h200-old.json");
   course.write("broken.json", "{");
   EXPECT_THROW(course_calibrations(course.root), CalibrationError);
 }
