@@ -8,22 +8,14 @@
 #include <chrono>
 #include <cstring>
 
+#include "string_literals.hpp"
+
 namespace memlabs {
 
 bool nests_deeper_than(const std::string& text, int max_depth) {
   int depth = 0;
-  bool in_string = false, escaped = false;
-  for (const char c : text) {
-    if (in_string) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
+  for (const char c : without_string_contents(text)) {
+    if (c == '[' || c == '{') {
       if (++depth > max_depth) return true;
     } else if (c == ']' || c == '}') {
       --depth;

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "builder.hpp"
+#include "string_literals.hpp"
 
 namespace fs = std::filesystem;
 
@@ -242,27 +243,9 @@ std::string forbidden_assembly(const std::string& assembly) {
   std::istringstream in(assembly);
   std::string line;
   while (std::getline(in, line)) {
-    // Without the text of string literals: a message that mentions ".include" is not one.
-    std::string code;
-    bool in_string = false, escaped = false;
-    for (const char c : line) {
-      if (in_string) {
-        if (escaped)
-          escaped = false;
-        else if (c == '\\')
-          escaped = true;
-        else if (c == '"')
-          in_string = false;
-        continue;
-      }
-      if (c == '"') {
-        in_string = true;
-        code += "\"\"";
-        continue;
-      }
-      if (c == '#') break;  // a comment to the end of the line
-      code += c;
-    }
+    // Without the text of string literals (a message that mentions ".include" is not one), up to a comment.
+    std::string code = memlabs::without_string_contents(line);
+    code = code.substr(0, code.find('#'));
     std::smatch m;
     if (std::regex_search(code, m, directive))
       return "kernel.cu's host code holds assembly with ." + m[2].str() +
