@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "stats.hpp"
+
 namespace memlabs {
 
 // 3: the timing report is TimingReport (decided_early added), and the result carries "phases".
@@ -28,11 +30,9 @@ inline nlohmann::json value_json(double v) {
   return v;
 }
 
-// The median of per-round ratios and its 95 % interval over n rounds.
-struct RatioInterval {
-  double median = 0, lo = 0, hi = 0;
-  std::size_t n = 0;
-};
+// The median of per-round ratios and its 95 % interval over n rounds: the
+// statistics' own interval (stats.hpp), sent as it is.
+using RatioInterval = Interval;
 
 // The baseline beside the submission's program against alone (common/timing.cuh).
 struct Interference {

@@ -15,8 +15,7 @@ constexpr double kNoiseInterference = 1.10;
 
 std::optional<RatioInterval> interval_of(const std::vector<double>& samples) {
   if (samples.empty()) return std::nullopt;
-  const auto i = median_interval(samples);
-  return RatioInterval{i.median, i.lo, i.hi, i.n};
+  return median_interval(samples);
 }
 
 // FP32 lanes per SM by compute capability: the peak a kernel cannot pass.

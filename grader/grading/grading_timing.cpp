@@ -213,12 +213,7 @@ CheckResult LabGrader::check_timing(const Check& c) {
     return skipped(c, library ? "the driver has no library version to compare with (a course problem)"
                               : "no memcpy reference could be timed (not enough free GPU memory)");
   const memlabs::RatioInterval& iv = **measured;
-  memlabs::Interval interval;
-  interval.median = iv.median;
-  interval.lo = iv.lo;
-  interval.hi = iv.hi;
-  interval.n = iv.n;
-  const auto decision = memlabs::decide_final(interval, c.min);
+  const auto decision = memlabs::decide_final(iv, c.min);
   r.summary = timing_summary(c, iv, tr);
   r.details = timing_details(c, tr);
   r.status = decision.pass ? Outcome::pass : Outcome::fail;
