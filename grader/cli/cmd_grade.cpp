@@ -50,10 +50,9 @@ int run_grade(const GradeCommandOptions& o, const GlobalOptions& g) {
   // calibrate --self-study does every lab by hand); a batch, a check and --fresh grades never do.
   if (!o.fresh && needs_self_study_calibration(session, lab)) {
     if (!g.json)
-      std::cerr << "this course has no thresholds of " << lab.folder << " for " << session.device.name << ": timing "
-                << lab.folder
-                << "'s solution and honest alternatives once, to calibrate them for this GPU (kept as yours; "
-                   "grader calibrate --self-study does every lab)…\n";
+      std::cerr << "this course has no thresholds of " << lab.folder << " for " << session.device.name
+                << ": timing its solution and honest alternatives once, to calibrate them for this GPU (kept as "
+                   "yours; grader calibrate --self-study does every lab)…\n";
     calibrate_lab_for_self_study(session, lab);
   }
 

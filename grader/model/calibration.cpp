@@ -229,14 +229,9 @@ Manifest with_calibration(Manifest manifest, const std::string& lab_folder, Cali
   if (use.state == CalibrationUse::State::no_gpu || use.state == CalibrationUse::State::design_card) return manifest;
   // On the design card lab.json's value is the card's own: a check its calibration lacks is not uncalibrated.
   const bool design_card = is_design_card(use.gpu, use.design_gpu);
-  const std::map<std::string, CalibratedCheck>* checks = nullptr;
-  if (use.calibration)
-    if (const auto l = use.calibration->labs.find(lab_folder); l != use.calibration->labs.end()) checks = &l->second;
-  if (!checks && use.own)
-    if (const auto l = use.own->labs.find(lab_folder); l != use.own->labs.end()) {
-      checks = &l->second;
-      use.file = use.own_file;  // the header names where this lab's values come from
-    }
+  fs::path from;
+  const std::map<std::string, CalibratedCheck>* checks = use.lab_checks(lab_folder, &from);
+  if (checks) use.file = from;  // the header names where this lab's values come from
   const auto apply = [&](int step, Check& c) {
     if (!is_timed(c)) return;
     const std::string id = timed_check_id(step, c);
@@ -255,8 +250,16 @@ Manifest with_calibration(Manifest manifest, const std::string& lab_folder, Cali
   return manifest;
 }
 
-bool CalibrationUse::has_lab(const std::string& lab_folder) const {
-  return (calibration && calibration->labs.count(lab_folder)) || (own && own->labs.count(lab_folder));
+const std::map<std::string, CalibratedCheck>* CalibrationUse::lab_checks(const std::string& lab_folder,
+                                                                         fs::path* from) const {
+  for (const auto& [c, its_file] : {std::pair{&calibration, &file}, std::pair{&own, &own_file}}) {
+    if (!*c) continue;
+    if (const auto l = (*c)->labs.find(lab_folder); l != (*c)->labs.end()) {
+      if (from) *from = *its_file;
+      return &l->second;
+    }
+  }
+  return nullptr;
 }
 
 std::string CalibrationUse::header(const std::string& course_root_text) const {

@@ -94,8 +94,11 @@ struct CalibrationUse {
   std::filesystem::path own_file;
   std::optional<Calibration> own;
 
-  // Whether `lab_folder`'s timed checks have values in a calibration read here.
-  bool has_lab(const std::string& lab_folder) const;
+  // `lab_folder`'s calibrated checks: the course's file first, then this
+  // user's; null where neither holds the lab. `from`, when given, gets the file.
+  const std::map<std::string, CalibratedCheck>* lab_checks(const std::string& lab_folder,
+                                                           std::filesystem::path* from = nullptr) const;
+  bool has_lab(const std::string& lab_folder) const { return lab_checks(lab_folder) != nullptr; }
   // Timed checks of this lab the calibration has no value for, or one made for
   // another lab.json value: graded with the design value, and said so.
   std::vector<std::string> uncalibrated_checks;
