@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -96,6 +98,44 @@ TEST(DeviceChecks, ScanFindsUnwrittenElementsAndBrokenGuards) {
   EXPECT_EQ(s.unwritten, 0u);
   EXPECT_FALSE(s.guard_after_intact);
   EXPECT_TRUE(s.guard_before_intact);
+}
+
+__global__ void set_word(std::uint32_t* p, std::size_t i, std::uint32_t v) { p[i] = v; }
+
+// Every block adds its count once: the places found far apart in many blocks
+// sum, and the first is the lowest of them.
+TEST(DeviceChecks, ScanSumsThePoisonEveryBlockFoundAndKeepsTheFirst) {
+  REQUIRE_GPU();
+  const std::size_t n = std::size_t(1) << 22;
+  OutputBuffer<float> out("out", n, {n});
+  write_n<<<static_cast<unsigned>(n / 256), 256>>>(out.data(), static_cast<int>(n), 1.0f);
+  auto* words = reinterpret_cast<std::uint32_t*>(out.data());
+  for (std::size_t i : {n - 1, std::size_t(77), std::size_t(1234567), std::size_t(3000001)})
+    set_word<<<1, 1>>>(words, i, kPoison32);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const OutputScan s = scan_output(out, nullptr);
+  EXPECT_EQ(s.unwritten, 4u);
+  EXPECT_EQ(s.first_unwritten, 77u);
+  EXPECT_TRUE(s.guard_before_intact);
+  EXPECT_TRUE(s.guard_after_intact);
+}
+
+// A timing scans every candidate output while it still holds only the poison
+// (timing_slots.cpp): 64 Mi poisoned floats must take a pass over memory, not
+// an atomic each on one counter (which took about 0.2 s a scan on an H200).
+TEST(DeviceChecks, AFullyPoisonedOutputScansAtMemorySpeed) {
+  REQUIRE_GPU();
+  const std::size_t n = std::size_t(1) << 26;
+  OutputBuffer<float> out("out", n, {n});
+  out.poison();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  scan_output(out, nullptr);  // the kernels loaded, the counters allocated
+  const auto begin = std::chrono::steady_clock::now();
+  const OutputScan s = scan_output(out, nullptr);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();
+  EXPECT_EQ(s.unwritten, n);
+  EXPECT_EQ(s.first_unwritten, 0u);
+  EXPECT_LT(ms, 25.0) << "a 256 MB scan should take well under a millisecond of memory traffic";
 }
 
 TEST(DeviceChecks, CompareCountsWhatIsOutsideTheTolerance) {
