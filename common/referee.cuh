@@ -30,6 +30,9 @@ struct RefereeArgs {
   std::string self;    // this program, for its trusted server
   std::string worker;  // the submission's program
   std::vector<std::string> cases, fact_cases;
+  // run: cases whose outputs are only counted (the problem made, nothing run): the
+  // timed sizes an ncu measure counts per output element, too large for the oracle.
+  std::vector<std::string> count_cases;
   std::uint64_t seed = 1;
   std::string variant = "candidate";  // run: "baseline" checks the lab's baseline in place of a submission
   double timeout_s = 60;              // per request to the worker

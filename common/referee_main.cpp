@@ -51,6 +51,8 @@ RefereeArgs parse_args(int argc, char** argv) {
       a.cases.push_back(value);
     else if (key == "--facts")
       a.fact_cases.push_back(value);
+    else if (key == "--count")
+      a.count_cases.push_back(value);
     else if (key == "--seed")
       a.seed = std::stoull(value, nullptr, 0);
     else if (key == "--variant")
@@ -236,6 +238,15 @@ json mode_run(const LabDefinition& lab, const RefereeArgs& a, ServerProcess& wor
       ok = ok && result["cases"].back()["status"] == "ok";
     }
     expect_reply(worker, {{"op", "close"}}, a.timeout_s, "worker", "");
+    // The outputs of cases only counted: the referee makes the problem and reads
+    // its outputs' sizes, which depend on the case alone; the program is not asked.
+    result["output_elements"] = json::object();
+    for (const auto& name : a.count_cases) {
+      const auto p = lab.make(name);
+      std::size_t n = 0;
+      for (const auto* o : p->outputs()) n += o->count();
+      result["output_elements"][name] = n;
+    }
   } catch (const RunFailure& f) {
     worker.kill_all();
     result["failure"] = f.failure();
@@ -262,6 +273,7 @@ bool no_device_error(cudaError_t e) {
 void run_or_time(const LabDefinition& lab, const RefereeArgs& a, json& result) {
   if (a.cases.empty()) throw UsageError("--case is required");
   check_cases(lab, a.cases);
+  check_cases(lab, a.count_cases);
   if (a.mode == "time" && a.cases.size() != 1) throw UsageError("time takes exactly one --case");
   result["seed"] = a.seed;
   // A timing shares the GPU while it starts (CUDA, its server, the first

@@ -180,6 +180,10 @@ std::optional<std::string> read_typed_parts(RunnerOutcome& out) {
     if (out.result.contains("timing")) out.timing = out.result["timing"].get<memlabs::TimingReport>();
     if (out.result.value("mode", "") == "run" && out.result.contains("cases"))
       out.cases = out.result["cases"].get<std::vector<memlabs::CaseReport>>();
+    if (out.result.value("mode", "") == "run" && out.result.contains("output_elements") &&
+        out.result["output_elements"].is_object())
+      for (const auto& [name, n] : out.result["output_elements"].items())
+        if (n.is_number() && n.get<double>() > 0) out.output_elements[name] = n.get<double>();
   } catch (const std::exception& e) {
     return "the referee's result does not read as this grader's protocol (" + std::string(e.what()) +
            "): rebuild the course with this grader";

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -27,9 +28,10 @@ struct RunnerOutcome {
   std::string category = "ok";
   std::string message;  // one line for the student; empty when ok
   nlohmann::json result;
-  std::optional<memlabs::TimingReport> timing;  // a timing session's report, read from result["timing"]
-  std::vector<memlabs::CaseReport> cases;       // a correctness run's cases, read from result["cases"]
-  std::string stdout_head, stderr_head;         // what the submission's program printed, truncated
+  std::optional<memlabs::TimingReport> timing;    // a timing session's report, read from result["timing"]
+  std::vector<memlabs::CaseReport> cases;         // a correctness run's cases, read from result["cases"]
+  std::map<std::string, double> output_elements;  // a correctness run's --count cases: outputs of each
+  std::string stdout_head, stderr_head;           // what the submission's program printed, truncated
   ChildResult child;
   bool ok() const { return category == "ok"; }
 };

@@ -6,6 +6,7 @@
 #include "activity.hpp"
 #include "compare.hpp"
 #include "lab_grader.hpp"
+#include "ncu_report.hpp"
 #include "phase_log.hpp"
 #include "text.hpp"
 
@@ -64,10 +65,13 @@ void LabGrader::run_correctness() {
   Activity activity("running your program");
   RefereeCall rc = referee_call("run");
   rc.args = {"run", "--seed", std::to_string(rep_.seed)};
-  const auto add_case = [&](const std::string& name) {
+  const auto has = [&](const std::string& flag, const std::string& name) {
     for (std::size_t i = 0; i + 1 < rc.args.size(); ++i)
-      if (rc.args[i] == "--case" && rc.args[i + 1] == name) return;
-    rc.args.insert(rc.args.end(), {"--case", name});
+      if (rc.args[i] == flag && rc.args[i + 1] == name) return true;
+    return false;
+  };
+  const auto add_case = [&](const std::string& name) {
+    if (!has("--case", name)) rc.args.insert(rc.args.end(), {"--case", name});
   };
   std::size_t cases = 0;
   bool gathers_facts = false;
@@ -82,6 +86,14 @@ void LabGrader::run_correctness() {
         gathers_facts = true;
       }
     }
+  // An ncu measure counted per output element at a case no correctness check
+  // runs (a timed size, too large for the oracle): the referee counts its outputs.
+  for (const auto& step : m_.steps)
+    for (const auto& c : step.checks)
+      if (c.kind == CheckKind::ncu)
+        if (const NcuMeasure* m = find_ncu_measure(c.metric); m && (m->per_element || m->per_stored_value))
+          if (!has("--case", c.case_name) && !has("--count", c.case_name))
+            rc.args.insert(rc.args.end(), {"--count", c.case_name});
   // Every request may take the lab's timeout; a case makes a few requests.
   rc.timeout_s = m_.timeout_s * (4.0 * static_cast<double>(cases) + 2) + 30;
   // The tools run the program on their own, beside this run: none of them times
@@ -230,6 +242,10 @@ CheckResult LabGrader::check_correct(const Check& c) {
 std::optional<double> LabGrader::output_elements(const std::string& case_name) {
   run_correctness();
   const memlabs::CaseReport* got = find_case(student_run_.cases, case_name);
+  if (!got) {
+    const auto counted = student_run_.output_elements.find(case_name);
+    if (counted != student_run_.output_elements.end()) return counted->second;
+  }
   if (!got || !got->finished()) return std::nullopt;
   double elements = 0;
   for (const auto& o : got->outputs) elements += static_cast<double>(o.count);

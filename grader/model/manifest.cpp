@@ -125,27 +125,6 @@ void read_lab_keys(const Reader& r, const json& j, Manifest& m) {
   if (auto* h = Reader::optional(j, "symptom_hints")) m.symptom_hints = r.text_map(*h, "symptom_hints");
 }
 
-// A per-element measure divides by the case's output size as the referee
-// counted it in the correctness run, so the case must be one that run has.
-void require_per_element_cases_checked(const Reader& r, const Manifest& m) {
-  for (std::size_t s = 0; s < m.steps.size(); ++s)
-    for (std::size_t k = 0; k < m.steps[s].checks.size(); ++k) {
-      const Check& c = m.steps[s].checks[k];
-      const NcuMeasure* measure = c.kind == CheckKind::ncu ? find_ncu_measure(c.metric) : nullptr;
-      if (!measure || !(measure->per_element || measure->per_stored_value)) continue;
-      const bool checked = std::any_of(m.steps.begin(), m.steps.end(), [&](const Step& st) {
-        return std::any_of(st.checks.begin(), st.checks.end(), [&](const Check& o) {
-          return o.kind == CheckKind::correct &&
-                 std::find(o.cases.begin(), o.cases.end(), c.case_name) != o.cases.end();
-        });
-      });
-      if (!checked)
-        r.fail(at(at(at("steps", s), "checks"), k) + ".case",
-               "measure " + quote(c.metric) + " counts per output element of " + quote(c.case_name) +
-                   ", which must be a case of a \"correct\" check (the referee counts its outputs there)");
-    }
-}
-
 // labs/symptom_hints.json: the hints every lab shares, one copy for the course.
 std::map<std::string, std::string> course_symptom_hints(const fs::path& file) {
   std::error_code ec;
@@ -199,7 +178,6 @@ Manifest parse_manifest(const nlohmann::json& j, const std::string& source_name)
   m.format_version = kManifestFormatVersion;
   detail::read_lab_keys(r, j, m);
   detail::read_steps(r, r.required(j, "", "steps", "a non-empty array of steps"), m);
-  detail::require_per_element_cases_checked(r, m);
   return m;
 }
 
