@@ -18,8 +18,19 @@ namespace fs = std::filesystem;
 const std::string kLogsDir = "docs/measurements/logs";
 const std::string kNotMeasured = "<!-- not measured:";
 
-// Longest first, so that "GFLOP/s" is not read as a bare number before "G".
-const std::vector<std::string> kUnits = {"TFLOP/s", "GFLOP/s", "GB/s", "TB/s", "ms", "µs", "us", "×", "x", "%"};
+// Longest first, so that "GFLOP/s" is not read as a bare number before "G",
+// nor "ms" as seconds.
+const std::vector<std::string> kUnits = {"TFLOP/s", "GFLOP/s", "GB/s", "TB/s", "cycles", "times", "ms",
+                                         "µs",      "us",      "ns",   "s",    "×",      "x",     "%"};
+
+// "times" is a ratio only before a comparison ("663 times slower", "2 times the
+// bandwidth"); "run it 3 times" is a count.
+bool compares_after(const std::string& s, std::size_t after) {
+  static const std::vector<std::string> kComparisons = {" faster", " slower", " as ", " the ", " more", " less"};
+  for (const auto& w : kComparisons)
+    if (s.compare(after, w.size(), w) == 0) return true;
+  return false;
+}
 
 bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
@@ -67,6 +78,7 @@ std::string unit_at(const std::string& s, std::size_t i) {
     const std::size_t after = i + u.size();
     // "ms" in "msec" or "x" in "x86" is no unit.
     if (std::isalpha(static_cast<unsigned char>(u.back())) && after < s.size() && is_word_char(s[after])) continue;
+    if (u == "times" && !compares_after(s, after)) continue;
     return u;
   }
   return "";
@@ -161,6 +173,7 @@ std::vector<StatedNumber> stated_numbers(const std::string& text, const std::str
     if (k < s.size() && s[k] == ' ') ++k;
     const std::string unit = unit_at(s, k);
     if (unit.empty()) continue;
+    if (unit == "s" && k == j) continue;  // "1990s", "4s" of a count: seconds are written "2.3 s"
     if ((unit == "×" || unit == "x") && (followed_by_factor(s, k + unit.size()) || preceded_by_factor(s, start)))
       continue;
     StatedNumber n;

@@ -23,6 +23,21 @@ TEST(StatedNumbers, ReadsTimesRatesRatiosAndPercentages) {
   EXPECT_EQ(v[0].where, "README.md:1");
 }
 
+// Seconds, nanoseconds, cycles and ratios in words are measurements too.
+TEST(StatedNumbers, ReadsSecondsNanosecondsCyclesAndRatiosInWords) {
+  const auto v = stated_numbers(
+      "racecheck took 2.3 s; a load waits 480 ns or about 700 cycles; atomics are 663 times slower, "
+      "2 times the bandwidth.\n",
+      "README.md");
+  EXPECT_EQ(values(v), (std::vector<std::string>{"2.3s", "480ns", "700cycles", "663times", "2times"}));
+}
+
+// A count in words, a plural and a size are not.
+TEST(StatedNumbers, CountsPluralsAndWordsAfterANumberAreNotSeconds) {
+  const auto v = stated_numbers("Run it 3 times; 32 samples, the 1990s, 5 steps, 10 seconds of 8 sets.\n", "README.md");
+  EXPECT_TRUE(v.empty()) << (v.empty() ? "" : v.front().value + v.front().unit + " in " + v.front().context);
+}
+
 TEST(StatedNumbers, SizesVersionsAndNamesAreNotMeasurements) {
   const auto v = stated_numbers(
       "Matrices of 1000×777, 33 × 4097 and 1 × 1 × 1; blocks of 64 x 4; sm_90 and CUDA 13.0; lab05 at 8192x8192; "
