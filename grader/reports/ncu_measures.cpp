@@ -170,7 +170,9 @@ const std::vector<NcuMeasure>& ncu_measures() {
       // operands from global memory and touches shared memory for show,
       // about one. A float4 load is one instruction for four values, so a
       // bound must leave room for a thread that computes a patch of outputs
-      // from float4 reads of the tile (an 8 x 8 patch of the 17 x 17 box: 2.25).
+      // from float4 reads of the tile (an 8 x 8 patch of the 17 x 17 box:
+      // 2.25), and for a tall strip that rotates its window of the tile through
+      // registers (about 1.3; not yet a committed run): lab09's floor is 1.
       {"shared_loads_per_output",
        "shared-memory loads per output value stored",
        {"sm__sass_inst_executed_op_shared_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"},
