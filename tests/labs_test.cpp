@@ -92,9 +92,12 @@ TEST(Course, EveryLabHasItsFilesAndAValidManifest) {
 }
 
 // lab09's box step counts loads per output with ncu. Its bounds must admit every
-// honest way to use a tile (register patches read as float4, narrow blocks whose
-// rows take partial requests) and still reject plain loads and a tile touched for
-// show. The counts follow ncu's: one per warp instruction, times 32.
+// honest way to use a tile (register patches read as float4, tall strips that
+// rotate their window through registers, narrow blocks whose rows take partial
+// requests) and still reject plain loads and a tile that never runs. A tile
+// touched for show beside plain loads fails on the global bound; the shared
+// floor cannot tell it from a tall strip (docs/security.md, "A count is not a
+// use"). The counts follow ncu's: one per warp instruction, times 32.
 TEST(Course, Lab09BoxBoundsAdmitEveryHonestTileShape) {
   const auto course = grader::Course::open(kRoot);
   const auto m = grader::load_manifest(course.resolve("lab09").dir / "lab.json");
@@ -118,14 +121,22 @@ TEST(Course, Lab09BoxBoundsAdmitEveryHonestTileShape) {
   const auto global_per_output = [&](int bw, int bh) {
     return (bh + halo) * std::ceil((bw + halo) / 32.0) * 32 / (bw * bh);
   };
-  for (auto [rows, cols, width] :
-       {std::tuple{1, 1, 1}, {4, 1, 1}, {8, 1, 1}, {4, 4, 1}, {1, 4, 4}, {4, 8, 4}, {8, 8, 4}})
+  for (auto [rows, cols, width] : {std::tuple{1, 1, 1},
+                                   {4, 1, 1},
+                                   {8, 1, 1},
+                                   {4, 4, 1},
+                                   {1, 4, 4},
+                                   {4, 8, 4},
+                                   {8, 8, 4},
+                                   {32, 8, 4},
+                                   {64, 4, 4},
+                                   {256, 4, 4}})
     EXPECT_GE(shared_per_output(rows, cols, width), shared_min) << rows << " x " << cols << " outputs, width " << width;
   for (auto [bw, bh] : {std::pair{32, 8}, {32, 1}, {64, 1}, {16, 16}, {8, 8}, {32, 4}, {128, 1}})
     EXPECT_LE(global_per_output(bw, bh), global_max) << bw << " x " << bh << " blocks";
-  // Plain loads: 289 global loads per output. A tile touched for show: about one shared load.
+  // Plain loads: 289 global loads per output. A tile that never runs: no shared load.
   EXPECT_GT(289.0, global_max);
-  EXPECT_GT(shared_min, 1.0);
+  EXPECT_GT(shared_min, 0.0);
 }
 
 TEST(Course, SkeletonsHaveTodoMarkersForRealStepsAndSolutionsHaveNone) {
