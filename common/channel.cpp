@@ -78,22 +78,49 @@ bool Channel::has_message() const {
   return n > 0;  // 0: the other end closed, which is no message
 }
 
-std::optional<Message> Channel::receive(double timeout_s, bool accept_fds) const {
+namespace {
+
+// Until `fd` has something to read (true) or `timeout_s` has passed (false);
+// a negative timeout waits for ever.
+bool wait_readable(int fd, double timeout_s) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   for (;;) {
     int wait_ms = -1;
     if (timeout_s >= 0) {
       const auto left = std::chrono::duration<double, std::milli>(deadline - std::chrono::steady_clock::now()).count();
-      if (left <= 0) return std::nullopt;
+      if (left <= 0) return false;
       wait_ms = static_cast<int>(left) + 1;
     }
-    pollfd p{fd_, POLLIN, 0};
+    pollfd p{fd, POLLIN, 0};
     const int r = ::poll(&p, 1, wait_ms);
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) throw ChannelError(std::string("cannot wait for a message: ") + std::strerror(errno));
-    if (r == 0) continue;  // the deadline check above decides
-    break;
+    if (r > 0) return true;  // r == 0: the deadline check above decides
   }
+}
+
+// The descriptors a received message carried: kept when `accept`, else closed at once.
+std::vector<int> descriptors_in(msghdr& m, bool accept) {
+  std::vector<int> kept;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    std::vector<int> got(count);
+    std::memcpy(got.data(), CMSG_DATA(c), sizeof(int) * count);
+    for (int fd : got) {
+      if (accept)
+        kept.push_back(fd);
+      else
+        ::close(fd);
+    }
+  }
+  return kept;
+}
+
+}  // namespace
+
+std::optional<Message> Channel::receive(double timeout_s, bool accept_fds) const {
+  if (!wait_readable(fd_, timeout_s)) return std::nullopt;
   std::string buffer(kMaxMessageBytes + 1, '\0');
   msghdr m{};
   iovec io{buffer.data(), buffer.size()};
@@ -106,18 +133,7 @@ std::optional<Message> Channel::receive(double timeout_s, bool accept_fds) const
   do n = ::recvmsg(fd_, &m, MSG_CMSG_CLOEXEC);
   while (n < 0 && errno == EINTR);
   Message out;
-  for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-    const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    std::vector<int> got(count);
-    std::memcpy(got.data(), CMSG_DATA(c), sizeof(int) * count);
-    for (int fd : got) {
-      if (accept_fds)
-        out.fds.push_back(fd);
-      else
-        ::close(fd);
-    }
-  }
+  out.fds = descriptors_in(m, accept_fds);
   const auto close_fds = [&] {
     for (int fd : out.fds) ::close(fd);
     out.fds.clear();

@@ -44,6 +44,41 @@ std::string kept_from_note(const std::vector<std::string>& tools, const std::str
          "), not run again; `grader grade --fresh` runs every tool again";
 }
 
+// The verdict of an ncu check once its launches are judged: the worst launch's
+// value in words, every launch's counters, and what a failing one misses.
+CheckResult ncu_result(const Check& c, const NcuMeasure& measure, const std::vector<NcuLaunch>& launches,
+                       const NcuJudgement& j, double bound, const std::string& kept_from) {
+  const bool at_least = measure.rule == NcuMeasure::at_least;
+  json counters = json::array();
+  for (const auto& l : launches) counters.push_back(l.metrics);
+  CheckResult r;
+  r.kind = name_of(c.kind);
+  r.details = j.worst.details;
+  r.data = {{"kernel", c.kernel}, {"case", c.case_name},         {"metric", c.metric},  {"value", j.worst.value},
+            {"values", j.values}, {"launches", launches.size()}, {"counters", counters}};
+  r.data[at_least ? "min" : "max"] = bound;
+  r.summary = c.kernel + " at " + c.case_name + ": " + j.worst.summary;
+  if (!kept_from.empty()) {
+    r.details.push_back(kept_from_note({"ncu"}, kept_from));
+    r.data["kept_from"] = kept_from;
+  }
+  if (j.judged > 1)
+    r.summary += " (the " + std::string(at_least ? "lowest" : "highest") + " of " + std::to_string(j.judged) +
+                 " launches: launch " + std::to_string(j.worst_launch + 1) + ")";
+  else if (launches.size() > 1)
+    r.details.push_back("over all " + std::to_string(launches.size()) + " launches of " + c.kernel +
+                        " in the case together");
+  if (j.status == NcuJudgement::fails) {
+    r.status = Outcome::fail;
+    r.symptom = measure.symptom;
+    r.summary += ", needs " + ncu_bound_in_words(measure, bound);
+    if (j.judged > 1)
+      r.details.push_back(std::to_string(j.failing) + " of " + std::to_string(j.judged) +
+                          " launches miss it; every launch of " + c.kernel + " in the case must meet it");
+  }
+  return r;
+}
+
 }  // namespace
 
 bool LabGrader::sanitizer_runs() const {
@@ -244,34 +279,7 @@ CheckResult LabGrader::check_ncu(const Check& c) {
                   measure->symptom);
   if (j.status == NcuJudgement::not_measured)
     return instead_of_ncu(c, "ncu did not report every counter " + c.metric + " needs");
-  json counters = json::array();
-  for (const auto& l : launches) counters.push_back(l.metrics);
-  CheckResult r;
-  r.kind = name_of(c.kind);
-  r.details = j.worst.details;
-  r.data = {{"kernel", c.kernel}, {"case", c.case_name},         {"metric", c.metric},  {"value", j.worst.value},
-            {"values", j.values}, {"launches", launches.size()}, {"counters", counters}};
-  r.data[at_least ? "min" : "max"] = bound;
-  r.summary = c.kernel + " at " + c.case_name + ": " + j.worst.summary;
-  if (!run.kept_from.empty()) {
-    r.details.push_back(kept_from_note({"ncu"}, run.kept_from));
-    r.data["kept_from"] = run.kept_from;
-  }
-  if (j.judged > 1)
-    r.summary += " (the " + std::string(at_least ? "lowest" : "highest") + " of " + std::to_string(j.judged) +
-                 " launches: launch " + std::to_string(j.worst_launch + 1) + ")";
-  else if (launches.size() > 1)
-    r.details.push_back("over all " + std::to_string(launches.size()) + " launches of " + c.kernel +
-                        " in the case together");
-  if (j.status == NcuJudgement::fails) {
-    r.status = Outcome::fail;
-    r.symptom = measure->symptom;
-    r.summary += ", needs " + ncu_bound_in_words(*measure, bound);
-    if (j.judged > 1)
-      r.details.push_back(std::to_string(j.failing) + " of " + std::to_string(j.judged) +
-                          " launches miss it; every launch of " + c.kernel + " in the case must meet it");
-  }
-  return r;
+  return ncu_result(c, *measure, launches, j, bound, run.kept_from);
 }
 
 // Where ncu cannot run, the manifest's fallback grades the step and says so;
