@@ -79,6 +79,52 @@ CheckResult ncu_result(const Check& c, const NcuMeasure& measure, const std::vec
   return r;
 }
 
+// The verdict of a sanitizer check from its tools' finished runs: the first
+// report (or a run that never reached its summary) fails it, the others follow.
+CheckResult sanitizer_result(const Check& c, const std::vector<SanitizerRun>& done) {
+  CheckResult r;
+  r.kind = name_of(c.kind);
+  r.data = {{"cases", c.cases}, {"tools", json::object()}};
+  std::vector<std::string> clean, kept;
+  for (const auto& t : done) {
+    json& tj = r.data["tools"][t.tool];
+    tj = {{"reports", t.log.errors}, {"outcome", t.outcome.category}};
+    if (!t.kept_from.empty()) {
+      kept.push_back(t.tool);
+      tj["kept_from"] = t.kept_from;
+    }
+    if (t.log.errors > 0 || !t.log.reports.empty()) {
+      const std::string first =
+          t.log.reports.empty() ? std::to_string(t.log.errors) + " errors" : t.log.reports.front().headline;
+      const std::string more = t.log.errors > 1 ? " (" + std::to_string(t.log.errors) + " reports)" : "";
+      tj["first"] = first;
+      if (r.status == Outcome::pass) {
+        r.status = Outcome::fail;
+        r.summary = t.tool + ": " + first + more;
+        r.symptom = t.log.reports.empty() ? "sanitizer" : t.log.reports.front().symptom;
+        if (!t.log.reports.empty())
+          for (std::size_t i = 0; i < t.log.reports.front().lines.size() && i < 8; ++i)
+            r.details.push_back(t.log.reports.front().lines[i]);
+      } else {
+        r.details.push_back("also " + t.tool + ": " + first + more);
+      }
+    } else if (!t.log.summary_seen ||
+               (!t.outcome.ok() && t.outcome.category != "bad_output" && t.outcome.category != "mismatch")) {
+      // The tool did not get to the end: the program crashed or hung under it.
+      if (r.status == Outcome::pass) {
+        r.status = Outcome::fail;
+        r.summary = t.tool + ": " + (t.outcome.message.empty() ? "stopped before its summary" : t.outcome.message);
+        r.symptom = t.outcome.ok() ? "sanitizer" : t.outcome.category;
+      }
+    } else {
+      clean.push_back(t.tool);
+    }
+  }
+  if (r.status == Outcome::pass) r.summary = join(clean, ", ") + ": no reports on " + join(c.cases, ", ");
+  if (!kept.empty()) r.details.push_back(kept_from_note(kept, done.front().kept_from));
+  return r;
+}
+
 }  // namespace
 
 bool LabGrader::sanitizer_runs() const {
@@ -320,47 +366,7 @@ CheckResult LabGrader::check_sanitizer(const Check& c) {
     if (const std::string why = tool_machinery_failure(f.get().outcome, f.get().log); !why.empty())
       return skipped(c, "not graded: compute-sanitizer's " + tool + " " + why +
                             ": the grader's own failure, not your program's; grade again");
-  CheckResult r;
-  r.kind = name_of(c.kind);
-  r.data = {{"cases", c.cases}, {"tools", json::object()}};
-  std::vector<std::string> clean, kept;
-  for (const auto& t : done) {
-    json& tj = r.data["tools"][t.tool];
-    tj = {{"reports", t.log.errors}, {"outcome", t.outcome.category}};
-    if (!t.kept_from.empty()) {
-      kept.push_back(t.tool);
-      tj["kept_from"] = t.kept_from;
-    }
-    if (t.log.errors > 0 || !t.log.reports.empty()) {
-      const std::string first =
-          t.log.reports.empty() ? std::to_string(t.log.errors) + " errors" : t.log.reports.front().headline;
-      const std::string more = t.log.errors > 1 ? " (" + std::to_string(t.log.errors) + " reports)" : "";
-      tj["first"] = first;
-      if (r.status == Outcome::pass) {
-        r.status = Outcome::fail;
-        r.summary = t.tool + ": " + first + more;
-        r.symptom = t.log.reports.empty() ? "sanitizer" : t.log.reports.front().symptom;
-        if (!t.log.reports.empty())
-          for (std::size_t i = 0; i < t.log.reports.front().lines.size() && i < 8; ++i)
-            r.details.push_back(t.log.reports.front().lines[i]);
-      } else {
-        r.details.push_back("also " + t.tool + ": " + first + more);
-      }
-    } else if (!t.log.summary_seen ||
-               (!t.outcome.ok() && t.outcome.category != "bad_output" && t.outcome.category != "mismatch")) {
-      // The tool did not get to the end: the program crashed or hung under it.
-      if (r.status == Outcome::pass) {
-        r.status = Outcome::fail;
-        r.summary = t.tool + ": " + (t.outcome.message.empty() ? "stopped before its summary" : t.outcome.message);
-        r.symptom = t.outcome.ok() ? "sanitizer" : t.outcome.category;
-      }
-    } else {
-      clean.push_back(t.tool);
-    }
-  }
-  if (r.status == Outcome::pass) r.summary = join(clean, ", ") + ": no reports on " + join(c.cases, ", ");
-  if (!kept.empty()) r.details.push_back(kept_from_note(kept, done.front().kept_from));
-  return r;
+  return sanitizer_result(c, done);
 }
 
 }  // namespace grader
