@@ -116,6 +116,28 @@ void name_the_work_folder(const fs::path& work, const fs::path& staged) {
   }
 }
 
+// `argv` wrapped in the sandbox a submission's compile runs in, and the
+// environment it gets. Outside bwrap, nvcc on a submission is sealed
+// (sealed_run.hpp): it works on a copy of `work` (`staged`) in a folder of its
+// own and sees nothing else but the system and the toolkit, so no directive can
+// make it read a course file.
+std::optional<std::vector<std::string>> sandbox_the_compile(std::vector<std::string>& argv, const fs::path& work,
+                                                            std::optional<SealedRun>& sealed, fs::path& staged) {
+  const memlabs::Isolation sandbox = submission_isolation(isolation_from_environment(), kCompileTimeout);
+  const fs::path nvcc_root = fs::weakly_canonical(argv.at(0)).parent_path().parent_path();
+  const std::vector<std::string> toolchain = {nvcc_root.string(), host_compiler_install()};
+  if (sandbox.mode == "bwrap") {
+    argv = memlabs::bwrap_command(sandbox, toolchain, {work.string()}, argv);
+    return scratch_in(work);
+  }
+  sealed.emplace();
+  staged = sealed->folder() / "work";
+  sealed->stage_in(work, staged);
+  for (auto& a : argv) a = replace_all(a, work.string(), staged.string());
+  argv = memlabs::seal_command(seal_launcher().string(), sealed->spec(sandbox, toolchain, {}), argv);
+  return scratch_in(staged);
+}
+
 }  // namespace
 
 CacheEntry cached_build(const fs::path& cache_dir, const std::string& name, const std::string& key,
@@ -162,28 +184,10 @@ CacheEntry cached_build(const fs::path& cache_dir, const std::string& name, cons
 
 bool run_tool(std::vector<std::string> argv, const fs::path& work, std::string& log, bool verbose, bool sandboxed,
               std::string* stdout_text) {
-  // Outside bwrap, nvcc on a submission is sealed (sealed_run.hpp): it works on
-  // a copy of `work` in a folder of its own and sees nothing else but the
-  // system and the toolkit, so no directive can make it read a course file.
   std::optional<SealedRun> sealed;
   fs::path staged;
   std::optional<std::vector<std::string>> env;
-  if (sandboxed) {
-    const memlabs::Isolation sandbox = submission_isolation(isolation_from_environment(), kCompileTimeout);
-    const fs::path nvcc_root = fs::weakly_canonical(argv.at(0)).parent_path().parent_path();
-    const std::vector<std::string> toolchain = {nvcc_root.string(), host_compiler_install()};
-    if (sandbox.mode == "bwrap") {
-      argv = memlabs::bwrap_command(sandbox, toolchain, {work.string()}, argv);
-      env = scratch_in(work);
-    } else {
-      sealed.emplace();
-      staged = sealed->folder() / "work";
-      sealed->stage_in(work, staged);
-      for (auto& a : argv) a = replace_all(a, work.string(), staged.string());
-      argv = memlabs::seal_command(seal_launcher().string(), sealed->spec(sandbox, toolchain, {}), argv);
-      env = scratch_in(staged);
-    }
-  }
+  if (sandboxed) env = sandbox_the_compile(argv, work, sealed, staged);
   ChildOptions o;
   o.argv = argv;
   o.cwd = staged.empty() ? work : staged;
