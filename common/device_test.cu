@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -130,12 +131,18 @@ TEST(DeviceChecks, AFullyPoisonedOutputScansAtMemorySpeed) {
   out.poison();
   CUDA_CHECK(cudaDeviceSynchronize());
   scan_output(out, nullptr);  // the kernels loaded, the counters allocated
-  const auto begin = std::chrono::steady_clock::now();
-  const OutputScan s = scan_output(out, nullptr);
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();
-  EXPECT_EQ(s.unwritten, n);
-  EXPECT_EQ(s.first_unwritten, 0u);
-  EXPECT_LT(ms, 25.0) << "a 256 MB scan should take well under a millisecond of memory traffic";
+  // The fastest of five: another process's kernels sharing the GPU (the GPU
+  // suite runs side by side) can stretch one scan, not every one.
+  double fastest_ms = 1e9;
+  for (int i = 0; i < 5; ++i) {
+    const auto begin = std::chrono::steady_clock::now();
+    const OutputScan s = scan_output(out, nullptr);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();
+    fastest_ms = std::min(fastest_ms, ms);
+    EXPECT_EQ(s.unwritten, n);
+    EXPECT_EQ(s.first_unwritten, 0u);
+  }
+  EXPECT_LT(fastest_ms, 25.0) << "a 256 MB scan should take well under a millisecond of memory traffic";
 }
 
 TEST(DeviceChecks, CompareCountsWhatIsOutsideTheTolerance) {

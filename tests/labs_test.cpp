@@ -134,9 +134,9 @@ TEST(Course, Lab09BoxBoundsAdmitEveryHonestTileShape) {
     EXPECT_GE(shared_per_output(rows, cols, width), shared_min) << rows << " x " << cols << " outputs, width " << width;
   for (auto [bw, bh] : {std::pair{32, 8}, {32, 1}, {64, 1}, {16, 16}, {8, 8}, {32, 4}, {128, 1}})
     EXPECT_LE(global_per_output(bw, bh), global_max) << bw << " x " << bh << " blocks";
-  // Plain loads: 289 global loads per output. A tile that never runs: no shared load.
+  // Plain loads: 289 global loads per output. (A tile that never runs has no
+  // shared load: the floor's being above 0 is asserted where it is read.)
   EXPECT_GT(289.0, global_max);
-  EXPECT_GT(shared_min, 0.0);
 }
 
 TEST(Course, SkeletonsHaveTodoMarkersForRealStepsAndSolutionsHaveNone) {
