@@ -17,28 +17,37 @@ struct Counters {
   unsigned long long first;
 };
 
+// The block's values combined by `Op`: each warp's by shuffles, then the
+// warps' by thread 0, whose result alone is the block's. Every thread of the
+// block must call it. The barrier first keeps a second call from overwriting
+// the warps' values while thread 0 still reads the first call's.
+struct Sum {
+  __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const { return a + b; }
+};
+struct Min {
+  __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const { return min(a, b); }
+};
+template <class Op>
+__device__ unsigned long long block_combine(unsigned long long v, Op op) {
+  for (int offset = 16; offset > 0; offset /= 2) v = op(v, __shfl_down_sync(0xffffffffu, v, offset));
+  __shared__ unsigned long long per_warp[kThreads / 32];
+  __syncthreads();
+  if (threadIdx.x % 32 == 0) per_warp[threadIdx.x / 32] = v;
+  __syncthreads();
+  if (threadIdx.x == 0)
+    for (unsigned w = 1; w < blockDim.x / 32; ++w) v = op(v, per_warp[w]);
+  return v;
+}
+
 // A block's count and lowest index, summed and taken into `c` with one atomic
 // each. A scan meets a fully poisoned output at every candidate request (it
 // must still be untouched then): one atomic per element on one address took
 // its turns for each of them, about a second per slot for 17 sets of 64 Mi
 // floats, most of a grade's time.
 __device__ void add_block_counts(unsigned long long count, unsigned long long first, Counters* c) {
-  for (int offset = 16; offset > 0; offset /= 2) {
-    count += __shfl_down_sync(0xffffffffu, count, offset);
-    first = min(first, __shfl_down_sync(0xffffffffu, first, offset));
-  }
-  __shared__ unsigned long long warp_count[kThreads / 32], warp_first[kThreads / 32];
-  if (threadIdx.x % 32 == 0) {
-    warp_count[threadIdx.x / 32] = count;
-    warp_first[threadIdx.x / 32] = first;
-  }
-  __syncthreads();
-  if (threadIdx.x != 0) return;
-  for (unsigned w = 1; w < blockDim.x / 32; ++w) {
-    count += warp_count[w];
-    first = min(first, warp_first[w]);
-  }
-  if (count == 0) return;
+  count = block_combine(count, Sum{});
+  first = block_combine(first, Min{});
+  if (threadIdx.x != 0 || count == 0) return;
   atomicAdd(&c->count, count);
   atomicMin(&c->first, first);
 }
@@ -86,15 +95,8 @@ __global__ void digest_words(const std::uint64_t* p, std::size_t n, unsigned lon
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
        i += std::size_t(gridDim.x) * blockDim.x)
     local += mix64(p[i] ^ mix64(i));
-  for (int offset = 16; offset > 0; offset /= 2) local += __shfl_down_sync(0xffffffffu, local, offset);
-  __shared__ unsigned long long warp_sums[kThreads / 32];
-  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = local;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    unsigned long long block = 0;
-    for (unsigned w = 0; w < blockDim.x / 32; ++w) block += warp_sums[w];
-    atomicAdd(sum, block);
-  }
+  local = block_combine(local, Sum{});
+  if (threadIdx.x == 0) atomicAdd(sum, local);
 }
 
 __global__ void digest_bytes(const unsigned char* p, std::size_t n, std::size_t offset, unsigned long long* sum) {
