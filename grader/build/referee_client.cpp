@@ -57,46 +57,49 @@ std::string describe_signal(int sig) {
 }
 
 // One line for a run the referee could not finish because of the submission's program.
-std::pair<std::string, std::string> explain_failure(const json& f, const std::string& who, double request_timeout_s) {
+std::pair<RunCategory, std::string> explain_failure(const json& f, const std::string& who, double request_timeout_s) {
   const std::string kind = f.value("kind", "");
   const std::string in_case =
       f.value("case", std::string()).empty() ? "" : " (case " + f.value("case", std::string()) + ")";
   if (f.value("who", std::string("worker")) != "worker" && kind != "no_device")
-    return {"referee",
+    return {RunCategory::referee,
             "the referee's own trusted process failed, which is a problem of the grading machine or the "
             "course, not of your code: " +
                 f.value("message", std::string())};
   if (kind == "timeout")
-    return {"timeout", who + " did not finish within " + std::to_string(static_cast<int>(request_timeout_s)) +
-                           " s and was stopped" + in_case +
-                           ": an endless loop, or threads waiting at a barrier that others never reach?"};
-  if (kind == "crash") return {"crash", who + " " + describe_signal(f.value("signal", 0)) + in_case};
+    return {RunCategory::timeout, who + " did not finish within " +
+                                      std::to_string(static_cast<int>(request_timeout_s)) + " s and was stopped" +
+                                      in_case +
+                                      ": an endless loop, or threads waiting at a barrier that others never reach?"};
+  if (kind == "crash") return {RunCategory::crash, who + " " + describe_signal(f.value("signal", 0)) + in_case};
   if (kind == "exit")
-    return {"no_result", who + " ended (" + f.value("ending", std::string("?")) + ")" + in_case +
-                             " before it finished: does the code call exit(), abort() or cudaDeviceReset()?"};
+    return {RunCategory::no_result,
+            who + " ended (" + f.value("ending", std::string("?")) + ")" + in_case +
+                " before it finished: does the code call exit(), abort() or cudaDeviceReset()?"};
   if (kind == "cuda_error") {
     const json error = f.value("error", json::object());
     const std::string name = error.value("name", "");
-    return {"cuda_error", explain_cuda_error(error, who)};
+    return {RunCategory::cuda_error, explain_cuda_error(error, who)};
   }
   if (kind == "protocol")
-    return {"protocol",
+    return {RunCategory::protocol,
             who + " broke the protocol with the referee" + in_case + ": " + f.value("message", std::string())};
   if (kind == "pause")
-    return {"error", who + " could not be paused between requests (processes it started kept running)"};
+    return {RunCategory::error, who + " could not be paused between requests (processes it started kept running)"};
   // One process, none started, that would not stop: held in the kernel, which the program alone cannot arrange.
   if (kind == "pause_stuck")
-    return {"referee", "the referee could not pause " + who +
-                           " between requests: its one process would not stop within 5 s (held in a driver "
-                           "call); the grading machine's failure, not your code's"};
-  if (kind == "no_start") return {"error", f.value("message", std::string("could not start ") + who)};
-  if (kind == "no_device") return {"no_device", "no usable GPU: " + f.value("message", std::string())};
+    return {RunCategory::referee, "the referee could not pause " + who +
+                                      " between requests: its one process would not stop within 5 s (held in a driver "
+                                      "call); the grading machine's failure, not your code's"};
+  if (kind == "no_start") return {RunCategory::error, f.value("message", std::string("could not start ") + who)};
+  if (kind == "no_device") return {RunCategory::no_device, "no usable GPU: " + f.value("message", std::string())};
   if (kind == "referee")
-    return {"referee",
+    return {RunCategory::referee,
             "the referee failed, which is a problem of the grading machine or the course, not of your code: " +
                 f.value("message", std::string())};
   const json error = f.value("error", json::object());
-  return {"error", who + " failed" + where_clause(error) + ": " + f.value("message", std::string("an error"))};
+  return {RunCategory::error,
+          who + " failed" + where_clause(error) + ": " + f.value("message", std::string("an error"))};
 }
 
 }  // namespace
@@ -247,41 +250,44 @@ RunnerOutcome call_referee(const RefereeCall& call) {
   out.stdout_head = read_head(program_out, kShownOutputBytes);
   out.stderr_head = read_head(program_err, kShownOutputBytes);
 
-  const auto fail = [&](const std::string& category, const std::string& message) {
+  const auto fail = [&](RunCategory category, const std::string& message) {
     out.category = category;
     out.message = message;
     return out;
   };
-  if (!out.child.started) return fail("referee", "could not start the referee: " + out.child.start_error);
+  if (!out.child.started) return fail(RunCategory::referee, "could not start the referee: " + out.child.start_error);
   if (out.child.interrupted) throw Interrupted();
-  if (out.child.cancelled) return fail("cancelled", "stopped: no check needed its answer");
+  if (out.child.cancelled) return fail(RunCategory::cancelled, "stopped: no check needed its answer");
   if (out.child.timed_out)
-    return fail("timeout", call.who + " did not finish within " + std::to_string(static_cast<int>(call.timeout_s)) +
-                               " s in all and was stopped: an endless loop, or a kernel far slower than the baseline?");
+    return fail(RunCategory::timeout,
+                call.who + " did not finish within " + std::to_string(static_cast<int>(call.timeout_s)) +
+                    " s in all and was stopped: an endless loop, or a kernel far slower than the baseline?");
   try {
     out.result = json::parse(out.child.stdout_text);
   } catch (const std::exception&) {
     const std::string err = read_head(call.work_dir / "referee-stderr.txt", 600);
-    return fail("referee", "the referee ended (" + out.child.describe() + ") without a result" +
-                               (err.empty() ? std::string() : ": " + err));
+    return fail(RunCategory::referee, "the referee ended (" + out.child.describe() + ") without a result" +
+                                          (err.empty() ? std::string() : ": " + err));
   }
   if (!out.result.is_object() || out.result.value("protocol", 0) != memlabs::kRefereeProtocol)
-    return fail("referee", "the referee speaks another protocol than this grader (" +
-                               std::to_string(out.result.is_object() ? out.result.value("protocol", 0) : 0) +
-                               "): rebuild the course with this grader");
+    return fail(RunCategory::referee, "the referee speaks another protocol than this grader (" +
+                                          std::to_string(out.result.is_object() ? out.result.value("protocol", 0) : 0) +
+                                          "): rebuild the course with this grader");
   // A timing's referee starts beside the correctness run's: its phases say whose they are.
   note_referee_phases(out.result, started,
                       !call.args.empty() && call.args[0] == "time" ? "timing referee: " : "referee: ");
-  if (auto problem = read_typed_parts(out)) return fail("referee", *problem);
+  if (auto problem = read_typed_parts(out)) return fail(RunCategory::referee, *problem);
   const std::string status = out.result.value("status", "failed");
   if (status == "ok") return out;
   const json failure = out.result.value("failure", json::object());
-  if (status == "usage") return fail("usage", "referee usage error: " + failure.value("message", std::string()));
-  if (status == "no_device") return fail("no_device", "no usable GPU: " + failure.value("message", std::string()));
-  if (status == "mismatch" || status == "timed_failure" || status == "interference") {
-    out.category = status;  // the caller reads the cases or the timing for the detail
-    return out;
-  }
+  if (status == "usage")
+    return fail(RunCategory::usage, "referee usage error: " + failure.value("message", std::string()));
+  if (status == "no_device")
+    return fail(RunCategory::no_device, "no usable GPU: " + failure.value("message", std::string()));
+  // The caller reads the cases or the timing for the detail.
+  if (status == "mismatch") return fail(RunCategory::mismatch, "");
+  if (status == "timed_failure") return fail(RunCategory::timed_failure, "");
+  if (status == "interference") return fail(RunCategory::interference, "");
   const auto [category, message] = explain_failure(failure, call.who, call.request_timeout_s);
   return fail(category, message);
 }

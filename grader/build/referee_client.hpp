@@ -17,15 +17,13 @@
 #include "child_process.hpp"
 #include "gpu_turn.hpp"
 #include "referee_protocol.hpp"
+#include "run_category.hpp"
 #include "sandbox.hpp"
 
 namespace grader {
 
 struct RunnerOutcome {
-  // "ok", or what went wrong: "timeout", "crash", "no_result", "cuda_error",
-  // "bad_output", "mismatch", "timed_failure", "interference", "usage", "error",
-  // "protocol", "no_device", "referee", "process_limit" (a tool run's program used up its processes).
-  std::string category = "ok";
+  RunCategory category = RunCategory::ok;
   std::string message;  // one line for the student; empty when ok
   nlohmann::json result;
   std::optional<memlabs::TimingReport> timing;    // a timing session's report, read from result["timing"]
@@ -33,7 +31,7 @@ struct RunnerOutcome {
   std::map<std::string, double> output_elements;  // a correctness run's --count cases: outputs of each
   std::string stdout_head, stderr_head;           // what the submission's program printed, truncated
   ChildResult child;
-  bool ok() const { return category == "ok"; }
+  bool ok() const { return category == RunCategory::ok; }
 };
 
 struct RefereeCall {

@@ -53,7 +53,7 @@ TEST(RefereeTurns, ATimingsRefereeGetsTheLockFileAndTheGraderTakesNoTurnForIt) {
     // Another grade holds the GPU alone: a grader-side turn would wait here.
     GpuTurn held(lock, memlabs::GpuUse::exclusive);
     const RunnerOutcome out = call_referee(call);
-    EXPECT_EQ(out.category, "usage") << out.message;
+    EXPECT_EQ(out.category, RunCategory::usage) << out.message;
   }
   const auto timing_args = args();
   const auto at = std::find(timing_args.begin(), timing_args.end(), "--gpu-lock");

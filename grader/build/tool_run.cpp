@@ -83,26 +83,26 @@ class TaskPeak {
 // The run's category and sentence from how the tool's process ended.
 void describe_tool_outcome(const ToolCall& call, RunnerOutcome& out) {
   if (!out.child.started) {
-    out.category = "error";
+    out.category = RunCategory::error;
     out.message = "could not start " + call.tool.at(0) + ": " + out.child.start_error;
   } else if (out.child.interrupted) {
     throw Interrupted();
   } else if (out.child.cancelled) {
-    out.category = "cancelled";
+    out.category = RunCategory::cancelled;
     out.message = call.who + " was stopped: no check needed its result any more";
   } else if (out.child.timed_out) {
-    out.category = "timeout";
+    out.category = RunCategory::timeout;
     out.message = call.who + " did not finish within " + std::to_string(static_cast<int>(call.timeout_s)) +
                   " s and was stopped: an endless loop, or threads waiting at a barrier that others never reach?";
   } else if (out.child.signaled) {
-    out.category = "crash";
+    out.category = RunCategory::crash;
     out.message = call.who + " " + out.child.describe();
   } else if (out.child.exit_code != 0) {
     // The program exits 10 after a CUDA error and prints it last.
     std::string last = out.stderr_head;
     while (!last.empty() && last.back() == '\n') last.pop_back();
     last = last.substr(last.find_last_of('\n') == std::string::npos ? 0 : last.find_last_of('\n') + 1);
-    out.category = out.child.exit_code == 10 ? "cuda_error" : "error";
+    out.category = out.child.exit_code == 10 ? RunCategory::cuda_error : RunCategory::error;
     out.message = call.who + " " + out.child.describe() + (last.empty() ? "" : ": " + last);
   }
 }
@@ -199,8 +199,8 @@ RunnerOutcome call_tool(const ToolCall& call) {
   out.stdout_head = read_head(o.stdout_file, 4000);
   out.stderr_head = read_head(o.stderr_file, 4000);
   describe_tool_outcome(call, out);
-  if (at_process_limit && out.category != "timeout" && out.category != "crash") {
-    out.category = "process_limit";
+  if (at_process_limit && out.category != RunCategory::timeout && out.category != RunCategory::crash) {
+    out.category = RunCategory::process_limit;
     out.message = call.who + " started as many processes and threads as a program may (" +
                   std::to_string(sandbox.processes) + "), so the tool could not work in it";
   }
@@ -208,7 +208,7 @@ RunnerOutcome call_tool(const ToolCall& call) {
 }
 
 std::string tool_machinery_failure(const RunnerOutcome& outcome, const std::string& log) {
-  if (outcome.category == "process_limit") return "";  // the program's own doing
+  if (outcome.category == RunCategory::process_limit) return "";  // the program's own doing
   const std::string all = log + "\n" + outcome.stderr_head + "\n" + outcome.stdout_head;
   static const std::string seal = "grader-seal: cannot seal the submission's code: ";
   if (const std::size_t at = all.find(seal); at != std::string::npos) {

@@ -29,8 +29,8 @@ struct ToolCall {
   bool profiles = false;
 };
 
-// category "ok" when the program ran to its end under the tool; otherwise
-// "timeout", "crash", "cuda_error", "error" or "cancelled" with a sentence.
+// category ok when the program ran to its end under the tool; otherwise
+// timeout, crash, cuda_error, error, cancelled or process_limit, with a sentence.
 RunnerOutcome call_tool(const ToolCall& call);
 
 // Why a tool run says nothing of the program, the grader's own failure: the

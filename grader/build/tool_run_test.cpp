@@ -78,7 +78,7 @@ TEST_F(ToolRun, AProgramThatUsesUpItsProcessesIsToBlameForItsToolRun) {
   ::setenv(kIsolateVar, "rlimits", 1);
   const RunnerOutcome out = call_tool(call);
   ::unsetenv(kIsolateVar);
-  EXPECT_EQ(out.category, "process_limit") << out.message;
+  EXPECT_EQ(out.category, RunCategory::process_limit) << out.message;
   EXPECT_EQ(tool_machinery_failure(out, ""), "");
 }
 

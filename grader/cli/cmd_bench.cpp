@@ -178,7 +178,7 @@ Row time_kernel(const RunnerBuild& build, const std::string& case_name, const st
   if (out.ok() && out.timing)
     row.timing = out.timing;
   else
-    row.error = out.message.empty() ? out.category : out.message;
+    row.error = out.message.empty() ? category_name(out.category) : out.message;
   return row;
 }
 

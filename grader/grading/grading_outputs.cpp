@@ -110,8 +110,8 @@ void LabGrader::run_correctness() {
     start_first_timing();
   }
   student_run_ = call_referee(rc);
-  if (student_run_.category == "timeout") cancel_tool_runs_ = true;  // each would hang to its own limit
-  if (gathers_facts && o_.overlap_runs && student_run_.category != "timeout") {
+  if (student_run_.category == RunCategory::timeout) cancel_tool_runs_ = true;  // each would hang to its own limit
+  if (gathers_facts && o_.overlap_runs && student_run_.category != RunCategory::timeout) {
     start_tool_runs();
     start_first_timing();
   }
@@ -172,15 +172,14 @@ CheckResult LabGrader::case_did_not_run(const Check& c, const std::string& name)
   const json failure =
       student_run_.result.is_object() ? student_run_.result.value("failure", json::object()) : json::object();
   const std::string crashed_in = failure.is_object() ? failure.value("case", std::string()) : std::string();
-  if (student_run_.category == "referee" || student_run_.category == "no_device")
+  if (student_run_.category == RunCategory::referee || student_run_.category == RunCategory::no_device)
     return skipped(c, student_run_.message);
   CheckResult r;
   r.kind = name_of(c.kind);
   r.status = Outcome::fail;
   r.summary = student_run_.message.empty() ? "case " + name + " did not run" : student_run_.message;
   if (!crashed_in.empty() && crashed_in != name) r.summary = "case " + name + " did not run: " + r.summary;
-  r.symptom = student_run_.category == "ok" ? "error" : student_run_.category;
-  if (student_run_.category == "referee") r.symptom = "referee";
+  r.symptom = student_run_.ok() ? "error" : category_name(student_run_.category);
   return r;
 }
 
@@ -259,7 +258,7 @@ CheckResult LabGrader::check_api(const Check& c) {
   const memlabs::CaseReport* got = find_case(student_run_.cases, c.case_name);
   if (!got || !got->finished())
     return failed(c, student_run_.message.empty() ? "case " + c.case_name + " did not run" : student_run_.message,
-                  student_run_.category == "ok" ? "error" : student_run_.category);
+                  student_run_.ok() ? "error" : category_name(student_run_.category));
   CheckResult r;
   r.kind = name_of(c.kind);
   std::vector<std::string> good;

@@ -89,7 +89,8 @@ TEST(Sanitize, AddsACheckAfterEachCorrectnessCheckThatHasNone) {
 // A disturbed timing session ("interference") is the machine's state: it is
 // run again, up to three sessions in all; any other outcome stands at once.
 TEST(TimingSessions, ADisturbedSessionRunsAgainUpToThreeInAll) {
-  const auto sessions = [](std::vector<std::string> categories) {
+  using C = RunCategory;
+  const auto sessions = [](std::vector<C> categories) {
     std::vector<int> ran;
     const RunnerOutcome out = timed_until_undisturbed([&](int session) {
       ran.push_back(session);
@@ -99,11 +100,11 @@ TEST(TimingSessions, ADisturbedSessionRunsAgainUpToThreeInAll) {
     });
     return std::make_pair(ran, out.category);
   };
-  EXPECT_EQ(sessions({"ok"}), std::make_pair(std::vector<int>{1}, std::string("ok")));
-  EXPECT_EQ(sessions({"timed_failure"}), std::make_pair(std::vector<int>{1}, std::string("timed_failure")));
-  EXPECT_EQ(sessions({"interference", "ok"}), std::make_pair(std::vector<int>{1, 2}, std::string("ok")));
-  EXPECT_EQ(sessions({"interference", "interference", "interference"}),
-            std::make_pair(std::vector<int>{1, 2, 3}, std::string("interference")));
+  EXPECT_EQ(sessions({C::ok}), std::make_pair(std::vector<int>{1}, C::ok));
+  EXPECT_EQ(sessions({C::timed_failure}), std::make_pair(std::vector<int>{1}, C::timed_failure));
+  EXPECT_EQ(sessions({C::interference, C::ok}), std::make_pair(std::vector<int>{1, 2}, C::ok));
+  EXPECT_EQ(sessions({C::interference, C::interference, C::interference}),
+            std::make_pair(std::vector<int>{1, 2, 3}, C::interference));
   EXPECT_EQ(kTimingSessions, 3);
 }
 

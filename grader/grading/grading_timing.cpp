@@ -45,7 +45,7 @@ void LabGrader::start_timing(const std::string& case_name) {
                                   return call_referee(again);
                                 });
                                 // Work a grade started and threw away shows in its phases too.
-                                if (out.category == "cancelled")
+                                if (out.category == RunCategory::cancelled)
                                   note_phase("timing referee: " + case_name + " stopped, no step read it", begin,
                                              std::chrono::steady_clock::now(), 1);
                                 return out;
@@ -65,7 +65,8 @@ void LabGrader::start_first_timing() {
 
 RunnerOutcome timed_until_undisturbed(const std::function<RunnerOutcome(int session)>& time) {
   RunnerOutcome out = time(1);
-  for (int session = 2; session <= kTimingSessions && out.category == "interference"; ++session) out = time(session);
+  for (int session = 2; session <= kTimingSessions && out.category == RunCategory::interference; ++session)
+    out = time(session);
   return out;
 }
 
@@ -184,7 +185,7 @@ std::string interference_summary(const memlabs::Interference& i) {
 CheckResult LabGrader::check_timing(const Check& c) {
   if (auto why = gpu_unavailable()) return skipped(c, *why);
   const RunnerOutcome& t = timing_for(c.case_name);
-  if (t.category == "timed_failure") {
+  if (t.category == RunCategory::timed_failure) {
     const auto [summary, symptom] =
         describe_timed_failure(t.result.value("timed_failure", json::object()), c.case_name);
     CheckResult r = failed(c, summary, symptom);
@@ -194,9 +195,9 @@ CheckResult LabGrader::check_timing(const Check& c) {
           "reuses what it computed for earlier inputs, is found out there");
     return r;
   }
-  if (t.category == "referee" || t.category == "no_device") return skipped(c, t.message);
-  if (!t.ok() && t.category != "interference") {
-    CheckResult r = failed(c, t.message, t.category);
+  if (t.category == RunCategory::referee || t.category == RunCategory::no_device) return skipped(c, t.message);
+  if (!t.ok() && t.category != RunCategory::interference) {
+    CheckResult r = failed(c, t.message, category_name(t.category));
     if (t.result.is_object() && t.result.contains("failure")) r.data["failure"] = t.result["failure"];
     return r;
   }
@@ -207,7 +208,7 @@ CheckResult LabGrader::check_timing(const Check& c) {
   r.kind = name_of(c.kind);
   r.data = tr;
   r.data.erase("samples");
-  if (t.category == "interference") return failed(c, interference_summary(tr.interference), "interference");
+  if (t.category == RunCategory::interference) return failed(c, interference_summary(tr.interference), "interference");
   const std::optional<memlabs::RatioInterval>* measured = memlabs::interval_named(tr, timing_interval_key(c.kind));
   if (!measured || !*measured)
     return skipped(c, library ? "the driver has no library version to compare with (a course problem)"

@@ -88,7 +88,7 @@ CheckResult sanitizer_result(const Check& c, const std::vector<SanitizerRun>& do
   std::vector<std::string> clean, kept;
   for (const auto& t : done) {
     json& tj = r.data["tools"][t.tool];
-    tj = {{"reports", t.log.errors}, {"outcome", t.outcome.category}};
+    tj = {{"reports", t.log.errors}, {"outcome", category_name(t.outcome.category)}};
     if (!t.kept_from.empty()) {
       kept.push_back(t.tool);
       tj["kept_from"] = t.kept_from;
@@ -108,13 +108,12 @@ CheckResult sanitizer_result(const Check& c, const std::vector<SanitizerRun>& do
       } else {
         r.details.push_back("also " + t.tool + ": " + first + more);
       }
-    } else if (!t.log.summary_seen ||
-               (!t.outcome.ok() && t.outcome.category != "bad_output" && t.outcome.category != "mismatch")) {
+    } else if (!t.log.summary_seen || (!t.outcome.ok() && t.outcome.category != RunCategory::mismatch)) {
       // The tool did not get to the end: the program crashed or hung under it.
       if (r.status == Outcome::pass) {
         r.status = Outcome::fail;
         r.summary = t.tool + ": " + (t.outcome.message.empty() ? "stopped before its summary" : t.outcome.message);
-        r.symptom = t.outcome.ok() ? "sanitizer" : t.outcome.category;
+        r.symptom = t.outcome.ok() ? "sanitizer" : category_name(t.outcome.category);
       }
     } else {
       clean.push_back(t.tool);
@@ -130,7 +129,7 @@ CheckResult sanitizer_result(const Check& c, const std::vector<SanitizerRun>& do
 bool LabGrader::sanitizer_runs() const {
   // A program that hangs would hang under every tool, only more slowly.
   return !gpu_unavailable() && s_.builder->toolchain().compute_sanitizer &&
-         !(correctness_done_ && student_run_.category == "timeout");
+         !(correctness_done_ && student_run_.category == RunCategory::timeout);
 }
 
 ToolCall LabGrader::sanitizer_call(const Check& c, const std::string& tool) {
@@ -256,7 +255,7 @@ CheckResult LabGrader::ncu_run_failed(const Check& c, const NcuLog& log, const R
       if (log.status == NcuLog::no_kernel)
         return failed(c, "your program never launched " + c.kernel + " in case " + c.case_name +
                              (log.launched.empty() ? std::string() : " (ncu saw: " + join(log.launched, ", ") + ")"));
-      return failed(c, out.message, out.category);
+      return failed(c, out.message, category_name(out.category));
     case NcuFailure::tool:
       break;
   }
@@ -291,7 +290,7 @@ CheckResult LabGrader::check_ncu(const Check& c) {
   Activity activity("ncu: " + c.metric + " of " + c.kernel + " at " + c.case_name);
   run_correctness();  // starts this run too, beside it
   // A program that hung there would hang under ncu: that run was stopped.
-  if (student_run_.category == "timeout") return failed(c, student_run_.message, "timeout");
+  if (student_run_.category == RunCategory::timeout) return failed(c, student_run_.message, "timeout");
   NcuLog log;
   const ToolOutput run = ncu_profile(c, log);  // an Interrupted rethrows here
   if (log.status != NcuLog::ok) return ncu_run_failed(c, log, run.outcome);

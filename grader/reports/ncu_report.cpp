@@ -156,12 +156,29 @@ NcuLog parse_ncu_log(const std::string& log) {
   return out;
 }
 
-NcuFailure whose_failure(const NcuLog& log, const std::string& outcome) {
+NcuFailure whose_failure(const NcuLog& log, RunCategory outcome) {
   if (log.status == NcuLog::not_permitted) return NcuFailure::machine;
-  if (log.status == NcuLog::no_kernel || outcome == "timeout" || outcome == "crash" || outcome == "cuda_error" ||
-      outcome == "process_limit")
-    return NcuFailure::program;
-  return NcuFailure::tool;
+  if (log.status == NcuLog::no_kernel) return NcuFailure::program;
+  switch (outcome) {
+    case RunCategory::timeout:
+    case RunCategory::crash:
+    case RunCategory::cuda_error:
+    case RunCategory::process_limit:
+      return NcuFailure::program;
+    case RunCategory::ok:
+    case RunCategory::no_result:
+    case RunCategory::mismatch:
+    case RunCategory::timed_failure:
+    case RunCategory::interference:
+    case RunCategory::usage:
+    case RunCategory::error:
+    case RunCategory::protocol:
+    case RunCategory::no_device:
+    case RunCategory::referee:
+    case RunCategory::cancelled:
+      return NcuFailure::tool;
+  }
+  return NcuFailure::tool;  // not reached
 }
 
 std::vector<NcuLaunch> judged_launches(const NcuMeasure& measure, const std::vector<NcuLaunch>& launches) {

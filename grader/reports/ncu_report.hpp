@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "run_category.hpp"
+
 namespace grader {
 
 struct NcuValue {
@@ -109,7 +111,7 @@ NcuLog parse_ncu_log(const std::string& log);
 //   purpose, so it never passes a check nor calls in a fallback: the run is
 //   made once more, and if it fails again the check is not graded.
 enum class NcuFailure { machine, program, tool };
-NcuFailure whose_failure(const NcuLog& log, const std::string& outcome);
+NcuFailure whose_failure(const NcuLog& log, RunCategory outcome);
 
 // The launches a measure judges: each on its own, or for a per-element
 // measure all of them summed into one.

@@ -320,28 +320,30 @@ TEST(NcuReport, PlainLoadsExecuteNoSharedMemoryInstruction) {
 // nobody; only the program's failures fail a check, and ncu's own never pass one.
 TEST(NcuReport, WhoseFailureSaysWhoseFactAnEmptyRunIs) {
   const NcuLog not_permitted = parse_ncu_log("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission\n");
-  EXPECT_EQ(whose_failure(not_permitted, "ok"), NcuFailure::machine);
+  EXPECT_EQ(whose_failure(not_permitted, RunCategory::ok), NcuFailure::machine);
   const NcuLog no_kernel = parse_ncu_log(
       "==PROF== Connected to process 7 (worker)\n==WARNING== No kernels were profiled.\n"
       "Available Kernels:\n1. fill_uniform_kernel\n");
-  EXPECT_EQ(whose_failure(no_kernel, "ok"), NcuFailure::program);
+  EXPECT_EQ(whose_failure(no_kernel, RunCategory::ok), NcuFailure::program);
   // No connection, no kernel seen at all: ncu's injection never reached the program
   // (on the H100, bwrap without ncu's libraries): nobody's fact about the program.
   const NcuLog never_connected = parse_ncu_log("==WARNING== No kernels were profiled.\n");
   EXPECT_EQ(never_connected.status, NcuLog::failed);
   EXPECT_NE(never_connected.message.find("never connected"), std::string::npos) << never_connected.message;
-  EXPECT_EQ(whose_failure(never_connected, "ok"), NcuFailure::tool);
+  EXPECT_EQ(whose_failure(never_connected, RunCategory::ok), NcuFailure::tool);
   const NcuLog broken =
       parse_ncu_log("==PROF== Connected to process 7 (worker)\n==ERROR== Failed to prepare kernel for profiling\n");
   ASSERT_EQ(broken.status, NcuLog::failed);
-  for (const char* outcome : {"timeout", "crash", "cuda_error"})
-    EXPECT_EQ(whose_failure(broken, outcome), NcuFailure::program) << outcome;
+  for (RunCategory outcome :
+       {RunCategory::timeout, RunCategory::crash, RunCategory::cuda_error, RunCategory::process_limit})
+    EXPECT_EQ(whose_failure(broken, outcome), NcuFailure::program) << category_name(outcome);
   // The program ran to its end (or left no clue) while ncu failed: ncu's failure,
   // which a program can provoke, so it must not decide the check either way. An
   // exit code that is not 0 ("error") is ncu's or the program's: no telling which.
-  for (const char* outcome : {"ok", "error", "bad_output", "mismatch", "no_result", "protocol"})
-    EXPECT_EQ(whose_failure(broken, outcome), NcuFailure::tool) << outcome;
-  EXPECT_EQ(whose_failure(parse_ncu_log(""), "ok"), NcuFailure::tool);
+  for (RunCategory outcome :
+       {RunCategory::ok, RunCategory::error, RunCategory::mismatch, RunCategory::no_result, RunCategory::protocol})
+    EXPECT_EQ(whose_failure(broken, outcome), NcuFailure::tool) << category_name(outcome);
+  EXPECT_EQ(whose_failure(parse_ncu_log(""), RunCategory::ok), NcuFailure::tool);
 }
 
 }  // namespace
