@@ -32,16 +32,16 @@ GradeReport graded(double fraction, double speedup) {
   r.steps.resize(2);
   r.steps[0].id = 1;
   r.steps[0].checks.resize(1);
-  r.steps[0].checks[0].kind = "correct";
+  r.steps[0].checks[0].kind = CheckKind::correct;
   r.steps[1].id = 2;
   r.steps[1].checks.resize(3);
-  r.steps[1].checks[0].kind = "correct";
+  r.steps[1].checks[0].kind = CheckKind::correct;
   nlohmann::json timing = {{"rounds", 12},
                            {"fraction", {{"median", fraction}, {"lo", fraction}, {"hi", fraction}}},
                            {"speedup", {{"median", speedup}, {"lo", speedup}, {"hi", speedup}}}};
-  r.steps[1].checks[1].kind = "fraction_of_peak";
+  r.steps[1].checks[1].kind = CheckKind::fraction_of_peak;
   r.steps[1].checks[1].data = timing;
-  r.steps[1].checks[2].kind = "speedup";
+  r.steps[1].checks[2].kind = CheckKind::speedup;
   r.steps[1].checks[2].data = timing;
   return r;
 }

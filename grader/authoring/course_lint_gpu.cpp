@@ -158,7 +158,7 @@ std::vector<LintItem> solution_items(const Manifest& m, const CheckGrade& g) {
     for (const auto& st : so.steps)
       for (const auto& c : st.checks)
         if (c.status == Outcome::skipped)
-          d.push_back("step " + std::to_string(st.id) + " " + c.kind + " skipped: " + c.summary);
+          d.push_back("step " + std::to_string(st.id) + " " + name_of(c.kind) + " skipped: " + c.summary);
     return {make_item("solution_passes", "fail",
                       "the solution does not pass every step (exit " + std::to_string(so.exit_code) + ")", d)};
   }
@@ -166,8 +166,9 @@ std::vector<LintItem> solution_items(const Manifest& m, const CheckGrade& g) {
       make_item("solution_passes", "pass", "the solution passes all " + std::to_string(m.steps.size()) + " steps")};
   for (const auto& st : so.steps)
     for (const auto& c : st.checks)
-      if (const NcuMeasure* nm =
-              c.kind == "ncu" && c.status == Outcome::pass ? find_ncu_measure(c.data.value("metric", "")) : nullptr)
+      if (const NcuMeasure* nm = c.kind == CheckKind::ncu && c.status == Outcome::pass
+                                     ? find_ncu_measure(c.data.value("metric", ""))
+                                     : nullptr)
         out.push_back(make_item(
             "counter:step" + std::to_string(st.id) + ":" + nm->name + ":" + c.data.value("case", ""), "pass",
             "the reference's " + c.summary + " (needs " +
@@ -208,7 +209,7 @@ std::map<std::string, const json*> timings_by_case(const Manifest& m, const Grad
       const CheckResult& r = report.steps[i].checks[j];
       const Check* timed = is_timed(c) ? &c : nullptr;
       for (const auto& f : c.fallback)
-        if (!timed && is_timed(f) && r.kind == name_of(f.kind)) timed = &f;
+        if (!timed && is_timed(f) && r.kind == f.kind) timed = &f;
       if (timed && r.data.contains("rounds")) timing_of_case.emplace(timed->case_name, &r.data);
     }
   return timing_of_case;

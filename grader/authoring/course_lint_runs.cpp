@@ -58,7 +58,7 @@ std::vector<std::string> failing_checks(const GradeReport& r) {
   for (const auto& st : r.steps)
     for (const auto& c : st.checks)
       if (c.status == Outcome::fail)
-        out.push_back("step " + std::to_string(st.id) + " fails: " + c.kind +
+        out.push_back("step " + std::to_string(st.id) + " fails: " + name_of(c.kind) +
                       (c.symptom.empty() ? "" : " (" + c.symptom + ")") + ": " + c.summary);
   return out;
 }

@@ -317,9 +317,9 @@ GradeReport timed_solution(double speedup, double fraction) {
   r.steps = {{1, "Stage a tile", 1, Outcome::pass, {CheckResult{}, CheckResult{}}, ""},
              {2, "Fast", 1, Outcome::pass, {CheckResult{}}, ""},
              {3, "Near peak", 1, Outcome::pass, {CheckResult{}}, ""}};
-  r.steps[1].checks[0].kind = "speedup";
+  r.steps[1].checks[0].kind = CheckKind::speedup;
   r.steps[1].checks[0].data = timing;
-  r.steps[2].checks[0].kind = "fraction_of_peak";
+  r.steps[2].checks[0].kind = CheckKind::fraction_of_peak;
   r.steps[2].checks[0].data = timing;
   return r;
 }
@@ -370,9 +370,9 @@ TEST(MarginItems, AFallbackReadsTheTimingOfItsCase) {
   GradeReport r;
   r.steps = {{1, "Fast", 1, Outcome::pass, {CheckResult{}}, ""},
              {2, "No conflicts", 1, Outcome::pass, {CheckResult{}}, ""}};
-  r.steps[0].checks[0].kind = "speedup";
+  r.steps[0].checks[0].kind = CheckKind::speedup;
   r.steps[0].checks[0].data = {{"rounds", 6}, {"speedup", {{"median", 4.0}, {"lo", 3.9}, {"hi", 4.1}, {"n", 6}}}};
-  r.steps[1].checks[0].kind = "ncu";  // ncu ran: the fallback's case is still timed by step 1
+  r.steps[1].checks[0].kind = CheckKind::ncu;  // ncu ran: the fallback's case is still timed by step 1
   const std::vector<LintItem> items = margin_items(m, &r, 1.25);
   ASSERT_EQ(items.size(), 2u);
   EXPECT_EQ(items[0].id, "margin:step1:speedup:64x64");

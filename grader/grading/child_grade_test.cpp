@@ -49,7 +49,7 @@ GradeReport a_report() {
   st.title = "tile";
   st.status = Outcome::fail;
   CheckResult c;
-  c.kind = "correct";
+  c.kind = CheckKind::correct;
   c.status = Outcome::fail;
   c.summary = "case 1x1: 1 of 1 elements differ";
   st.checks.push_back(c);

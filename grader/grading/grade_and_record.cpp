@@ -22,7 +22,8 @@ void record_progress(ProgressStore& store, const GradeReport& r) {
       if (c.status == Outcome::pass && is_timed_kind(c.kind)) {
         const auto& iv = c.data[timing_interval_key(c.kind)];
         if (iv.is_object())
-          store.record_best(r.lab_id, c.kind + ":" + c.data.value("case", std::string()), iv.value("median", 0.0));
+          store.record_best(r.lab_id, name_of(c.kind) + ":" + c.data.value("case", std::string()),
+                            iv.value("median", 0.0));
       }
   p.last_summary = r.exit_code == kExitPass ? "all steps pass"
                    : r.current_step         ? "at step " + std::to_string(*r.current_step)

@@ -30,7 +30,7 @@ namespace grader {
 
 CheckResult LabGrader::skipped(const Check& c, const std::string& why) {
   CheckResult r;
-  r.kind = name_of(c.kind);
+  r.kind = c.kind;
   r.status = Outcome::skipped;
   r.summary = why;
   return r;
@@ -38,7 +38,7 @@ CheckResult LabGrader::skipped(const Check& c, const std::string& why) {
 
 CheckResult LabGrader::failed(const Check& c, const std::string& summary, const std::string& symptom) {
   CheckResult r;
-  r.kind = name_of(c.kind);
+  r.kind = c.kind;
   r.status = Outcome::fail;
   r.summary = summary;
   r.symptom = symptom;
@@ -230,8 +230,8 @@ GradeReport grade_lab(Session& session, const LabInfo& lab, const Manifest& mani
       CheckResult& r = report.steps[i].checks[j];
       const Check* c = &graded.steps[i].checks[j];
       for (const auto& f : c->fallback)
-        if (r.kind == name_of(f.kind)) c = &f;  // the fallback graded the step
-      if (is_timed(*c) && r.kind == name_of(c->kind) && r.status != Outcome::skipped)
+        if (r.kind == f.kind) c = &f;  // the fallback graded the step
+      if (is_timed(*c) && r.kind == c->kind && r.status != Outcome::skipped)
         r.summary += use.timed_suffix(timed_check_id(graded.steps[i].id, *c));
     }
   report.calibration = std::move(use);

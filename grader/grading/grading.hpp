@@ -64,7 +64,7 @@ void to_json(nlohmann::json& j, Outcome outcome);
 void from_json(const nlohmann::json& j, Outcome& outcome);
 
 struct CheckResult {
-  std::string kind;
+  CheckKind kind = CheckKind::correct;
   Outcome status = Outcome::pass;  // pass, fail or skipped
   std::string summary;             // one line
   std::vector<std::string> details;

@@ -125,7 +125,7 @@ namespace {
 // elements, the first few, and whether a second run changed it (a race).
 CheckResult mismatch_in(const Check& c, const CaseReport& got, const OutputReport& output) {
   CheckResult m;
-  m.kind = name_of(c.kind);
+  m.kind = c.kind;
   m.status = Outcome::fail;
   m.summary = "case " + got.name + ": " + std::to_string(output.mismatches) + " of " + std::to_string(output.count) +
               " elements of `" + output.name + "` differ from the expected result";
@@ -175,7 +175,7 @@ CheckResult LabGrader::case_did_not_run(const Check& c, const std::string& name)
   if (student_run_.category == RunCategory::referee || student_run_.category == RunCategory::no_device)
     return skipped(c, student_run_.message);
   CheckResult r;
-  r.kind = name_of(c.kind);
+  r.kind = c.kind;
   r.status = Outcome::fail;
   r.summary = student_run_.message.empty() ? "case " + name + " did not run" : student_run_.message;
   if (!crashed_in.empty() && crashed_in != name) r.summary = "case " + name + " did not run: " + r.summary;
@@ -187,7 +187,7 @@ CheckResult LabGrader::check_correct(const Check& c) {
   if (auto why = gpu_unavailable()) return skipped(c, *why);
   run_correctness();
   CheckResult r;
-  r.kind = name_of(c.kind);
+  r.kind = c.kind;
   std::vector<std::string> passed, aligned_passed, mismatched;
   std::optional<CheckResult> first_mismatch;
   bool mismatches_all_unaligned = true;
@@ -260,7 +260,7 @@ CheckResult LabGrader::check_api(const Check& c) {
     return failed(c, student_run_.message.empty() ? "case " + c.case_name + " did not run" : student_run_.message,
                   student_run_.ok() ? "error" : category_name(student_run_.category));
   CheckResult r;
-  r.kind = name_of(c.kind);
+  r.kind = c.kind;
   std::vector<std::string> good;
   std::map<std::string, const memlabs::FactReport*> reported;
   const std::vector<memlabs::FactReport> facts = got->facts.value_or(std::vector<memlabs::FactReport>{});

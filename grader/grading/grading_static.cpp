@@ -70,7 +70,7 @@ CheckResult LabGrader::check_ptx(const Check& c) {
     forbidden_present.push_back(cls);
   }
   CheckResult r;
-  r.kind = name_of(c.kind);
+  r.kind = c.kind;
   r.data = {{"kernel", c.kernel}, {"missing", missing}, {"forbidden", forbidden}};
   if (missing.empty() && forbidden.empty()) {
     std::vector<std::string> parts = shown;
@@ -92,7 +92,7 @@ CheckResult LabGrader::check_ptxas(const Check& c) {
   if (k == resources_.end()) return failed(c, "ptxas reported no kernel named " + c.kernel);
   const auto& kr = k->second;
   CheckResult r;
-  r.kind = name_of(c.kind);
+  r.kind = c.kind;
   r.data = {{"kernel", c.kernel},
             {"registers", kr.registers},
             {"stack_frame", kr.stack_frame},

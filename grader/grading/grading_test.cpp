@@ -34,7 +34,7 @@ Manifest manifest() {
 
 CheckResult failing(const std::string& kind, const std::string& symptom) {
   CheckResult c;
-  c.kind = kind;
+  c.kind = check_kind_traits(kind)->kind;
   c.status = Outcome::fail;
   c.symptom = symptom;
   return c;

@@ -205,7 +205,7 @@ CheckResult LabGrader::check_timing(const Check& c) {
   const memlabs::TimingReport& tr = *t.timing;
   const bool library = c.kind == CheckKind::fraction_of_library;
   CheckResult r;
-  r.kind = name_of(c.kind);
+  r.kind = c.kind;
   r.data = tr;
   r.data.erase("samples");
   if (t.category == RunCategory::interference) return failed(c, interference_summary(tr.interference), "interference");

@@ -52,7 +52,7 @@ CheckResult ncu_result(const Check& c, const NcuMeasure& measure, const std::vec
   json counters = json::array();
   for (const auto& l : launches) counters.push_back(l.metrics);
   CheckResult r;
-  r.kind = name_of(c.kind);
+  r.kind = c.kind;
   r.details = j.worst.details;
   r.data = {{"kernel", c.kernel}, {"case", c.case_name},         {"metric", c.metric},  {"value", j.worst.value},
             {"values", j.values}, {"launches", launches.size()}, {"counters", counters}};
@@ -83,7 +83,7 @@ CheckResult ncu_result(const Check& c, const NcuMeasure& measure, const std::vec
 // report (or a run that never reached its summary) fails it, the others follow.
 CheckResult sanitizer_result(const Check& c, const std::vector<SanitizerRun>& done) {
   CheckResult r;
-  r.kind = name_of(c.kind);
+  r.kind = c.kind;
   r.data = {{"cases", c.cases}, {"tools", json::object()}};
   std::vector<std::string> clean, kept;
   for (const auto& t : done) {

@@ -19,7 +19,7 @@ GradeReport hostile_report() {
   StepResult step;
   step.title = "tile";
   CheckResult c;
-  c.kind = "correct";
+  c.kind = CheckKind::correct;
   c.status = Outcome::fail;
   c.summary = kHostile;
   c.details = {kHostile};

@@ -159,7 +159,10 @@ json report_to_json(const GradeReport& r) {
 namespace {
 CheckResult check_from_json(const json& j) {
   CheckResult c;
-  c.kind = j.at("kind").get<std::string>();
+  const std::string kind = j.at("kind").get<std::string>();
+  const CheckKindTraits* traits = check_kind_traits(kind);
+  if (!traits) throw std::runtime_error("a check of unknown kind \"" + kind + "\" in a grade report");
+  c.kind = traits->kind;
   c.status = j.at("status").get<Outcome>();
   c.summary = j.at("summary").get<std::string>();
   c.details = j.at("details").get<std::vector<std::string>>();
@@ -236,7 +239,7 @@ void print_report(const GradeReport& r, bool verbose) {
                                                  : "  (not graded: kernel.cu does not build)");
     std::cout << "\n";
     for (const auto& c : s.checks) {
-      std::cout << "      " << mark(c.status) << " " << Style::dim(c.kind + ":") << " " << c.summary << "\n";
+      std::cout << "      " << mark(c.status) << " " << Style::dim(name_of(c.kind) + ":") << " " << c.summary << "\n";
       for (const auto& d : c.details) std::cout << "          " << Style::dim(d) << "\n";
     }
     for (const json* session : charts[i]) std::cout << session_chart(*session, {32, Style::unicode(), "          "});

@@ -66,17 +66,14 @@ const std::string& name_of(CheckKind kind);
 void to_json(nlohmann::json& j, CheckKind kind);
 
 // A check the referee times (speedup, fraction_of_peak, fraction_of_library):
-// one timing session per case serves them all. The name form reads a report's
-// check results, which carry the kind by name.
+// one timing session per case serves them all.
 bool is_timed_kind(CheckKind kind);
-bool is_timed_kind(const std::string& name);
 inline bool is_timed(const Check& c) { return is_timed_kind(c.kind); }
 // For a timed kind: the key of its interval in the referee's timing result
 // ("speedup", "fraction", "library_fraction"), and the name `referee time
 // --decide NAME:MIN` gives it ("speedup", "fraction", "library"); see
 // common/timing.cuh. Written once here, read by every place that times.
 std::string timing_interval_key(CheckKind kind);
-std::string timing_interval_key(const std::string& name);
 std::string timing_decide_name(CheckKind kind);
 
 struct Step {

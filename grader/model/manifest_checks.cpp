@@ -33,17 +33,7 @@ void to_json(nlohmann::json& j, CheckKind kind) { j = name_of(kind); }
 
 bool is_timed_kind(CheckKind kind) { return traits_of(kind).timed; }
 
-bool is_timed_kind(const std::string& name) {
-  const auto* t = check_kind_traits(name);
-  return t && t->timed;
-}
-
 std::string timing_interval_key(CheckKind kind) { return traits_of(kind).interval_key; }
-
-std::string timing_interval_key(const std::string& name) {
-  const auto* t = check_kind_traits(name);
-  return t ? t->interval_key : "";
-}
 
 std::string timing_decide_name(CheckKind kind) { return traits_of(kind).decide_name; }
 
