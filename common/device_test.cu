@@ -109,6 +109,7 @@ TEST(DeviceChecks, ScanSumsThePoisonEveryBlockFoundAndKeepsTheFirst) {
   REQUIRE_GPU();
   const std::size_t n = std::size_t(1) << 22;
   OutputBuffer<float> out("out", n, {n});
+  out.poison();  // the guards get their canary here
   write_n<<<static_cast<unsigned>(n / 256), 256>>>(out.data(), static_cast<int>(n), 1.0f);
   auto* words = reinterpret_cast<std::uint32_t*>(out.data());
   for (std::size_t i : {n - 1, std::size_t(77), std::size_t(1234567), std::size_t(3000001)})
