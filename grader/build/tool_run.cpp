@@ -107,22 +107,14 @@ void describe_tool_outcome(const ToolCall& call, RunnerOutcome& out) {
   }
 }
 
-}  // namespace
-
-RunnerOutcome call_tool(const ToolCall& call) {
-  RunnerOutcome out;
-  fs::create_directories(call.work_dir);
+// The tool's command line: the tool, then the program it starts. Outside
+// bwrap that program is sealed (sealed_run.hpp): a user of its own, a copy of
+// itself in a folder of its own, and nothing else of the filesystem. The tool
+// itself is trusted and runs as the grader.
+std::vector<std::string> tool_command(const ToolCall& call, const memlabs::Isolation& sandbox,
+                                      std::optional<SealedRun>& sealed) {
   std::vector<std::string> program = {call.worker.string(), "run", "--seed", std::to_string(call.seed)};
   for (const auto& c : call.cases) program.insert(program.end(), {"--case", c});
-
-  ChildOptions o;
-  o.argv = call.tool;
-  const IsolationSettings isolation = isolation_from_environment();
-  const memlabs::Isolation sandbox = submission_isolation(isolation, call.timeout_s);
-  // Outside bwrap the program the tool starts is sealed (sealed_run.hpp): a
-  // user of its own, a copy of itself in a folder of its own, and nothing else
-  // of the filesystem. The tool itself is trusted and runs as the grader.
-  std::optional<SealedRun> sealed;
   if (sandbox.mode == "bwrap") {
     // The tool's injection libraries are bound by grader-seal, which sees where
     // the tool put them (bwrap mounts an allow-list).
@@ -135,7 +127,54 @@ RunnerOutcome call_tool(const ToolCall& call) {
     spec.under_tool = true;
     program = memlabs::seal_command(seal_launcher().string(), spec, program);
   }
-  o.argv.insert(o.argv.end(), program.begin(), program.end());
+  std::vector<std::string> argv = call.tool;
+  argv.insert(argv.end(), program.begin(), program.end());
+  return argv;
+}
+
+// Where ncu orders its profiles, set as the program's TMPDIR in `env`. In a
+// sandbox /tmp is a fresh one of the program's own, where no folder of the
+// grader's exists (ncu's injection in the program fails on one), and the
+// grade's one exclusive GPU turn keeps every other profile off the GPU: ncu
+// keeps TMPDIR=/tmp there and takes no profiler turn. Elsewhere ncu's own lock
+// orders the profiles, unless another user's lock file keeps this ncu from it:
+// then a TMPDIR of its own (`tmpdir`), and the profiler turn alone. A sealed
+// program may write only its own folder, and ncu's injection in it takes ncu's
+// lock there: the seal's folder is then ncu's TMPDIR, as a private one is.
+struct ProfilerPlace {
+  bool turn = false;        // the run takes a profiler turn (ProfilerTurn, gpu_lock.hpp)
+  bool own_tmpdir = false;  // ... alone: ncu's lock is not shared with other profiles
+};
+ProfilerPlace place_the_profiles(const ToolCall& call, std::optional<SealedRun>& sealed,
+                                 std::optional<PrivateTmpdir>& tmpdir, std::vector<std::string>& env) {
+  ProfilerPlace place;
+  place.turn = call.profiles && !whole_grade_turns();
+  place.own_tmpdir = place.turn && (sealed || !ncu_lock_usable());
+  if (place.own_tmpdir && !sealed) tmpdir.emplace();
+  const fs::path folder = !place.own_tmpdir ? ncu_lock_folder() : sealed ? sealed->folder() : tmpdir->path();
+  if (sealed && place.turn) {
+    // ncu (the grader's user) and its injection (the seal's) both take the
+    // lock in this folder: it is the seal's user's, which ncu may enter as root.
+    for (const fs::path& d : {folder / "nvidia", folder / "nvidia" / "nsight_compute"}) {
+      fs::create_directories(d);
+      sealed->hand_over(d);
+    }
+  }
+  for (auto& kv : env)
+    if (place.turn && kv.rfind("TMPDIR=", 0) == 0) kv = "TMPDIR=" + folder.string();
+  return place;
+}
+
+}  // namespace
+
+RunnerOutcome call_tool(const ToolCall& call) {
+  RunnerOutcome out;
+  fs::create_directories(call.work_dir);
+  const IsolationSettings isolation = isolation_from_environment();
+  const memlabs::Isolation sandbox = submission_isolation(isolation, call.timeout_s);
+  std::optional<SealedRun> sealed;
+  ChildOptions o;
+  o.argv = tool_command(call, sandbox, sealed);
   o.cwd = call.work_dir;
   o.timeout_s = call.timeout_s;
   o.cancel = call.cancel;
@@ -145,30 +184,8 @@ RunnerOutcome call_tool(const ToolCall& call) {
   // One hardware queue: the context starts sooner, and neither tool's checks
   // depend on streams overlapping (hardware_queues.hpp).
   o.env->push_back(memlabs::kOneHardwareQueue);
-  // In a sandbox /tmp is a fresh one of the program's own, where no folder of
-  // the grader's exists (ncu's injection in the program fails on one), and the
-  // grade's one exclusive GPU turn keeps every other profile off the GPU: ncu
-  // keeps TMPDIR=/tmp there and takes no profiler turn. Elsewhere ncu's own
-  // lock orders the profiles, unless another user's lock file keeps this ncu
-  // from it: then a TMPDIR of its own, and the profiler turn alone.
-  // A sealed program may write only its own folder, and ncu's injection in it
-  // takes ncu's lock there: the seal's folder is then ncu's TMPDIR, as a
-  // private one is.
-  const bool profiler_turn = call.profiles && !whole_grade_turns();
-  const bool own_tmpdir = profiler_turn && (sealed || !ncu_lock_usable());
   std::optional<PrivateTmpdir> tmpdir;
-  if (own_tmpdir && !sealed) tmpdir.emplace();
-  const fs::path profile_tmpdir = !own_tmpdir ? ncu_lock_folder() : sealed ? sealed->folder() : tmpdir->path();
-  if (sealed && profiler_turn) {
-    // ncu (the grader's user) and its injection (the seal's) both take the
-    // lock in this folder: it is the seal's user's, which ncu may enter as root.
-    for (const fs::path& d : {profile_tmpdir / "nvidia", profile_tmpdir / "nvidia" / "nsight_compute"}) {
-      fs::create_directories(d);
-      sealed->hand_over(d);
-    }
-  }
-  for (auto& kv : *o.env)
-    if (profiler_turn && kv.rfind("TMPDIR=", 0) == 0) kv = "TMPDIR=" + profile_tmpdir.string();
+  const ProfilerPlace profiles = place_the_profiles(call, sealed, tmpdir, *o.env);
   if (isolation.enabled()) {
     o.max_cpu_seconds = isolated_cpu_seconds(call.timeout_s);
     // A sealed program has a limit of its own user's (the seal's); the tool's
@@ -182,7 +199,7 @@ RunnerOutcome call_tool(const ToolCall& call) {
     // ncu waits for its profiler turn before it takes a GPU turn, so that a
     // queue of profiles holds no GPU turn a timing would wait for.
     std::optional<ProfilerTurn> profiler;
-    if (profiler_turn) profiler.emplace(own_tmpdir ? memlabs::GpuUse::exclusive : memlabs::GpuUse::shared);
+    if (profiles.turn) profiler.emplace(profiles.own_tmpdir ? memlabs::GpuUse::exclusive : memlabs::GpuUse::shared);
     // A tool times nothing: it shares the GPU (in a sandbox, only with its own
     // grade's runs: whole_grade_turns()).
     const ProcessGpuTurn turn(memlabs::GpuUse::shared);
