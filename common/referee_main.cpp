@@ -146,6 +146,61 @@ class CaseRunner {
     return snaps;
   }
 
+  // Each output against the driver's oracle, into c.outputs: whether every
+  // output is clean (its poison and guards as they must be) and every one matches.
+  std::pair<bool, bool> judge_outputs(Problem& p, const std::vector<OutputSnapshot>& snaps, CaseReport& c) {
+    const auto expected = p.oracle();
+    auto outputs = p.outputs();
+    if (expected.size() != outputs.size())
+      throw std::logic_error("the driver's oracle gives " + std::to_string(expected.size()) + " outputs for " +
+                             std::to_string(outputs.size()));
+    bool all_clean = true, all_match = true;
+    for (std::size_t k = 0; k < outputs.size(); ++k) {
+      const Output& o = *outputs[k];
+      OutputReport r = output_report(o, snaps[k]);
+      if (expected[k].size() != o.count())
+        throw std::logic_error("the oracle's output " + o.name() + " has another size");
+      const auto cmp = compare_values(DType::f64, expected[k].data(), o.type(), snaps[k].bytes.data(), o.count(),
+                                      o.dims(), o.tolerance());
+      r.mismatches = cmp.mismatches;
+      r.max_abs_error = value_json(cmp.max_abs_error);
+      r.max_rel_error = value_json(cmp.max_rel_error);
+      for (const auto& m : cmp.first) r.first.push_back({m.where, value_json(m.expected), value_json(m.got)});
+      all_clean = all_clean && clean(snaps[k]);
+      all_match = all_match && cmp.ok();
+      c.outputs.push_back(std::move(r));
+    }
+    return {all_clean, all_match};
+  }
+
+  // The case run once more: the first output whose values differ from the
+  // first run's (a race), if any.
+  std::optional<Rerun> rerun_differs(Problem& p, int set, const std::string& name,
+                                     const std::vector<OutputSnapshot>& snaps) {
+    const auto again = run_once(p, set, name);
+    const auto outputs = p.outputs();
+    for (std::size_t k = 0; k < outputs.size(); ++k) {
+      const Output& o = *outputs[k];
+      const auto cmp = compare_values(o.type(), snaps[k].bytes.data(), o.type(), again[k].bytes.data(), o.count(),
+                                      o.dims(), o.tolerance());
+      if (!cmp.ok()) return Rerun{o.name(), cmp.mismatches, o.count()};
+    }
+    return std::nullopt;
+  }
+
+  // The facts the program reports of this case (an api check), judged by the driver.
+  std::vector<FactReport> judged_facts(Problem& p, int set, const std::string& name) {
+    const json reply = expect_reply(worker_, {{"op", "facts"}, {"set", set}}, a_.timeout_s, "worker", name);
+    std::vector<Fact> reported;
+    const json& facts = reply.contains("facts") && reply["facts"].is_array() ? reply["facts"] : json::array();
+    for (const auto& f : facts)
+      if (f.is_object())
+        reported.push_back({f.value("name", std::string()), f.value("ok", false), f.value("detail", std::string())});
+    std::vector<FactReport> out;
+    for (const auto& f : p.judge(reported)) out.push_back({f.name, f.ok, f.detail});
+    return out;
+  }
+
   CaseReport run_case(const std::string& name, int set) {
     CaseReport c;
     c.name = name;
@@ -167,50 +222,11 @@ class CaseRunner {
     for (const auto& in : inputs)
       if (!guard_zones_intact(in.data)) c.written_around_inputs.push_back(in.name);
 
-    const auto expected = p->oracle();
-    auto outputs = p->outputs();
-    if (expected.size() != outputs.size())
-      throw std::logic_error("the driver's oracle gives " + std::to_string(expected.size()) + " outputs for " +
-                             std::to_string(outputs.size()));
-    bool all_clean = true, all_match = true;
-    for (std::size_t k = 0; k < outputs.size(); ++k) {
-      const Output& o = *outputs[k];
-      OutputReport r = output_report(o, snaps[k]);
-      if (expected[k].size() != o.count())
-        throw std::logic_error("the oracle's output " + o.name() + " has another size");
-      const auto cmp = compare_values(DType::f64, expected[k].data(), o.type(), snaps[k].bytes.data(), o.count(),
-                                      o.dims(), o.tolerance());
-      r.mismatches = cmp.mismatches;
-      r.max_abs_error = value_json(cmp.max_abs_error);
-      r.max_rel_error = value_json(cmp.max_rel_error);
-      for (const auto& m : cmp.first) r.first.push_back({m.where, value_json(m.expected), value_json(m.got)});
-      all_clean = all_clean && clean(snaps[k]);
-      all_match = all_match && cmp.ok();
-      c.outputs.push_back(std::move(r));
-    }
+    const auto [all_clean, all_match] = judge_outputs(*p, snaps, c);
     // A wrong result that changes from run to run is a race, not a wrong formula.
-    if (!all_match) {
-      const auto again = run_once(*p, set, name);
-      for (std::size_t k = 0; k < outputs.size(); ++k) {
-        const Output& o = *outputs[k];
-        const auto cmp = compare_values(o.type(), snaps[k].bytes.data(), o.type(), again[k].bytes.data(), o.count(),
-                                        o.dims(), o.tolerance());
-        if (!cmp.ok()) {
-          c.rerun = Rerun{o.name(), cmp.mismatches, o.count()};
-          break;
-        }
-      }
-    }
-    if (std::find(a_.fact_cases.begin(), a_.fact_cases.end(), name) != a_.fact_cases.end()) {
-      const json reply = expect_reply(worker_, {{"op", "facts"}, {"set", set}}, a_.timeout_s, "worker", name);
-      std::vector<Fact> reported;
-      const json& facts = reply.contains("facts") && reply["facts"].is_array() ? reply["facts"] : json::array();
-      for (const auto& f : facts)
-        if (f.is_object())
-          reported.push_back({f.value("name", std::string()), f.value("ok", false), f.value("detail", std::string())});
-      c.facts.emplace();
-      for (const auto& f : p->judge(reported)) c.facts->push_back({f.name, f.ok, f.detail});
-    }
+    if (!all_match) c.rerun = rerun_differs(*p, set, name, snaps);
+    if (std::find(a_.fact_cases.begin(), a_.fact_cases.end(), name) != a_.fact_cases.end())
+      c.facts = judged_facts(*p, set, name);
     c.status = !all_clean ? "bad_output" : !all_match ? "mismatch" : "ok";
     problems_.push_back(std::move(p));  // the worker keeps its view of the buffers until the end
     return c;

@@ -144,6 +144,18 @@ std::vector<pid_t> ServerProcess::processes() const {
   return out;
 }
 
+namespace {
+
+// What is wrong with `reply` as the answer to `sent`, or "" when nothing is.
+std::string reply_problem(const nlohmann::json& reply, const nlohmann::json& sent) {
+  if (!reply.contains("ok") || !reply["ok"].is_boolean()) return "a reply without \"ok\"";
+  if (!reply.contains("id") || reply["id"] != sent["id"])
+    return "a reply to another request than the one it was sent (its id differs)";
+  return "";
+}
+
+}  // namespace
+
 Reply ServerProcess::request(const nlohmann::json& body, double timeout_s, const std::vector<int>& fds) {
   Reply r;
   if (pid_ <= 0 || reaped_) {
@@ -181,14 +193,9 @@ Reply ServerProcess::request(const nlohmann::json& body, double timeout_s, const
       r.failure = "timeout";
       return r;
     }
-    if (!m->body.contains("ok") || !m->body["ok"].is_boolean()) {
+    if (std::string problem = reply_problem(m->body, sent); !problem.empty()) {
       r.failure = "protocol";
-      r.detail = "a reply without \"ok\"";
-      return r;
-    }
-    if (!m->body.contains("id") || m->body["id"] != sent["id"]) {
-      r.failure = "protocol";
-      r.detail = "a reply to another request than the one it was sent (its id differs)";
+      r.detail = std::move(problem);
       return r;
     }
     m->body.erase("id");
