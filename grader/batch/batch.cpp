@@ -62,7 +62,7 @@ std::string without_trailing_blanks(std::string s) {
 std::optional<fs::path> make_private_folder(const Submission& s, BatchRow& row) {
   std::string tmpl = (fs::temp_directory_path() / "grader-batch-XXXXXX").string();
   if (!::mkdtemp(tmpl.data())) {
-    row.status = "error";
+    row.status = RowStatus::error;
     row.reason = std::string("cannot create a temporary folder: ") + std::strerror(errno);
     return std::nullopt;
   }
@@ -71,7 +71,7 @@ std::optional<fs::path> make_private_folder(const Submission& s, BatchRow& row) 
   fs::create_directories(private_dir / "home", ec);
   fs::copy_file(s.source, private_dir / "kernel.cu", ec);
   if (ec) {
-    row.status = "error";
+    row.status = RowStatus::error;
     row.reason = "cannot copy the submission: " + ec.message();
     fs::remove_all(private_dir, ec);
     return std::nullopt;
@@ -108,17 +108,17 @@ void read_child_grade(const ChildResult& r, const ChildOptions& o, const BatchSe
   }
   const std::string schema = out.is_object() ? out.value("schema", "") : "";
   if (schema == "cuda-memory-labs/grade/1") {
-    row.status = "graded";
+    row.status = RowStatus::graded;
     if (auto why = not_graded_reason(out)) {
-      row.status = "not_graded";
+      row.status = RowStatus::not_graded;
       row.reason = *why;
     }
     row.report = std::move(out);
   } else if (schema == "cuda-memory-labs/error/1") {
-    row.status = "error";
+    row.status = RowStatus::error;
     row.reason = out.value("error", std::string("the grader reported an error"));
   } else {
-    row.status = "error";
+    row.status = RowStatus::error;
     const std::string err = without_trailing_blanks(read_head(o.stderr_file, 600));
     row.reason = "the grader did not finish (" +
                  (r.timed_out ? "timed out after " + std::to_string(static_cast<int>(settings.timeout_s)) + " s"
@@ -135,8 +135,8 @@ std::optional<BatchRow> reusable_row(const fs::path& file, const Submission& s, 
   try {
     const json j = json::parse(read_file(file).value_or(""));
     BatchRow old = row_from_json(j);
-    if (j.value("lab", "") == lab_id && old.hash == hash && old.id == s.id && old.status != "error" &&
-        old.status != "not_graded") {
+    if (j.value("lab", "") == lab_id && old.hash == hash && old.id == s.id && old.status != RowStatus::error &&
+        old.status != RowStatus::not_graded) {
       old.reused = true;
       return old;
     }
@@ -149,7 +149,7 @@ BatchRow rejected_row(const Submission& s, const std::string& problem, const std
                       const std::string& lab_id) {
   BatchRow row;
   row.id = s.id;
-  row.status = "rejected";
+  row.status = RowStatus::rejected;
   row.reason = problem;
   row.hash = hash;
   row.hints_used = hints_used(s.folder, lab_id);
@@ -197,10 +197,10 @@ BatchSettings batch_settings(const Session& session, const std::string& lab, con
 BatchCounts count_rows(const std::vector<BatchRow>& rows) {
   BatchCounts c;
   for (const auto& r : rows) {
-    c.graded += r.status == "graded";
-    c.rejected += r.status == "rejected";
-    c.errors += r.status == "error";
-    c.not_graded += r.status == "not_graded";
+    c.graded += r.status == RowStatus::graded;
+    c.rejected += r.status == RowStatus::rejected;
+    c.errors += r.status == RowStatus::error;
+    c.not_graded += r.status == RowStatus::not_graded;
   }
   return c;
 }
@@ -283,16 +283,16 @@ bool grade_once(const Submission& s, const BatchSettings& settings, BatchRow& ro
 // not graded (no score, never a 0).
 void grade_without_a_gpu(const Submission& s, const BatchSettings& settings, BatchRow& row) {
   if (!grade_once(s, settings, row, /*static_only=*/true)) return;
-  if (row.status == "error") return;  // the grade did not finish: say so
+  if (row.status == RowStatus::error) return;  // the grade did not finish: say so
   const json& steps = row.report.is_object() ? row.report.value("steps", json::array()) : json::array();
   const bool build_failed = row.report.is_object() && row.report.value("exit_code", 0) == kExitBuildFailed;
   const bool first_fails = !steps.empty() && steps[0].value("status", "") == "fail";
   if (build_failed || first_fails) {
-    row.status = "graded";
+    row.status = RowStatus::graded;
     row.reason.clear();
     return;
   }
-  row.status = "not_graded";
+  row.status = RowStatus::not_graded;
   row.reason = "no GPU (" + settings.no_gpu_reason + ")";
   row.report = nullptr;
 }
@@ -316,10 +316,10 @@ BatchRow grade_submission(const Submission& s, const BatchSettings& settings) {
   std::string first_reason;
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (!grade_once(s, settings, row, /*static_only=*/false)) return row;
-    if (row.status != "not_graded") break;
+    if (row.status != RowStatus::not_graded) break;
     if (attempt == 0) first_reason = row.reason;
   }
-  if (row.status == "not_graded" && !first_reason.empty() && first_reason != row.reason)
+  if (row.status == RowStatus::not_graded && !first_reason.empty() && first_reason != row.reason)
     row.reason += " (graded twice; the first time: " + first_reason + ")";
   row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return row;

@@ -71,11 +71,19 @@ struct BatchSettings {
 };
 
 // One row of a batch: what results/<id>.json holds (schema cuda-memory-labs/batch-result/1).
+// How a row of a batch ended: a verdict (graded), a bad submission
+// (rejected), a grade that did not finish (error), or no verdict for want of
+// the machinery (not_graded: no GPU here, or a step a tool could not grade),
+// where no score is recorded.
+enum class RowStatus { graded, rejected, error, not_graded };
+// As results/<id>.json, the gradebooks and the terminal write it: "graded", ...
+const char* name_of(RowStatus status);
+void to_json(nlohmann::json& j, RowStatus status);
+void from_json(const nlohmann::json& j, RowStatus& status);  // throws on another name
+
 struct BatchRow {
   std::string id;
-  // "graded" | "rejected" (bad submission) | "error" (the grade did not finish)
-  // | "not_graded" (no GPU here, or a step a tool could not grade: no score is recorded)
-  std::string status;
+  RowStatus status = RowStatus::error;
   std::string reason;  // rejected/error: why
   std::string hash;
   int hints_used = 0;

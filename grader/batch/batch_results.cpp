@@ -47,11 +47,37 @@ json row_to_json(const BatchRow& r, const std::string& lab_id, const std::string
           {"report", r.report}};
 }
 
+const char* name_of(RowStatus status) {
+  switch (status) {
+    case RowStatus::graded:
+      return "graded";
+    case RowStatus::rejected:
+      return "rejected";
+    case RowStatus::error:
+      return "error";
+    case RowStatus::not_graded:
+      return "not_graded";
+  }
+  return "error";  // not reached: every RowStatus is named above
+}
+
+void to_json(json& j, RowStatus status) { j = name_of(status); }
+
+void from_json(const json& j, RowStatus& status) {
+  const std::string name = j.get<std::string>();
+  for (RowStatus s : {RowStatus::graded, RowStatus::rejected, RowStatus::error, RowStatus::not_graded})
+    if (name == name_of(s)) {
+      status = s;
+      return;
+    }
+  throw std::runtime_error("a batch row of unknown status \"" + name + "\"");
+}
+
 BatchRow row_from_json(const json& j) {
   if (!j.is_object() || j.value("schema", "") != kRowSchema) throw std::runtime_error("not a batch result");
   BatchRow r;
   r.id = j.at("id").get<std::string>();
-  r.status = j.at("status").get<std::string>();
+  r.status = j.at("status").get<RowStatus>();
   r.reason = j.value("reason", "");
   r.hash = j.value("submission_hash", "");
   r.hints_used = j.value("hints_used", 0);

@@ -114,7 +114,7 @@ TEST_F(BatchDir, AtomicWriteReplacesAndLeavesNoTemp) {
 TEST_F(BatchDir, RowRoundTrips) {
   BatchRow r;
   r.id = "alice";
-  r.status = "graded";
+  r.status = RowStatus::graded;
   r.hash = "abc";
   r.hints_used = 2;
   r.grader_exit_code = 1;
@@ -123,7 +123,7 @@ TEST_F(BatchDir, RowRoundTrips) {
   EXPECT_EQ(j["hints_source"], "self-reported");  // the upload's own progress.json
   const BatchRow back = row_from_json(j);
   EXPECT_EQ(back.id, "alice");
-  EXPECT_EQ(back.status, "graded");
+  EXPECT_EQ(back.status, RowStatus::graded);
   EXPECT_EQ(back.hash, "abc");
   EXPECT_EQ(back.hints_used, 2);
   EXPECT_EQ(back.grader_exit_code, 1);
@@ -149,7 +149,7 @@ TEST_F(BatchDir, RejectsBadOnesAndResumesFinishedRows) {
   for (const char* id : {"done", "changed"}) {
     BatchRow old;
     old.id = id;
-    old.status = "graded";
+    old.status = RowStatus::graded;
     old.hash = submission_hash(dir / "subs" / "done.cu");
     old.report = {{"schema", "cuda-memory-labs/grade/1"}, {"marker", id}};
     write_file_atomically(s.out / "results" / (std::string(id) + ".json"), row_to_json(old, "lab07", "rlimits").dump());
@@ -159,16 +159,16 @@ TEST_F(BatchDir, RejectsBadOnesAndResumesFinishedRows) {
   ASSERT_EQ(rows.size(), 4u);
   EXPECT_EQ(reported, 4);
   EXPECT_EQ(rows[0].id, "bin");
-  EXPECT_EQ(rows[0].status, "rejected");
+  EXPECT_EQ(rows[0].status, RowStatus::rejected);
   EXPECT_NE(rows[0].reason.find("NUL"), std::string::npos);
   EXPECT_EQ(rows[1].id, "changed");
-  EXPECT_EQ(rows[1].status, "error");  // regraded (and the fake grader cannot run)
+  EXPECT_EQ(rows[1].status, RowStatus::error);  // regraded (and the fake grader cannot run)
   EXPECT_FALSE(rows[1].reused);
   EXPECT_EQ(rows[2].id, "done");
   EXPECT_TRUE(rows[2].reused);
   EXPECT_EQ(rows[2].report["marker"], "done");
   EXPECT_EQ(rows[3].id, "empty");
-  EXPECT_EQ(rows[3].status, "rejected");
+  EXPECT_EQ(rows[3].status, RowStatus::rejected);
   for (const char* id : {"bin", "changed", "done", "empty"})
     EXPECT_TRUE(fs::exists(s.out / "results" / (std::string(id) + ".json"))) << id;
 }
@@ -228,7 +228,7 @@ TEST_F(BatchDir, ARowNotGradedByTheMachineIsGradedOnceMore) {
 
   s.grader_exe = fake_grader(true);
   const BatchRow recovered = grade_submission(sub, s);
-  EXPECT_EQ(recovered.status, "graded") << recovered.reason;
+  EXPECT_EQ(recovered.status, RowStatus::graded) << recovered.reason;
   std::string first_count;
   std::ifstream(count) >> first_count;
   EXPECT_EQ(first_count, "2");
@@ -236,7 +236,7 @@ TEST_F(BatchDir, ARowNotGradedByTheMachineIsGradedOnceMore) {
   fs::remove(count);
   s.grader_exe = fake_grader(false);
   const BatchRow never = grade_submission(sub, s);
-  EXPECT_EQ(never.status, "not_graded");
+  EXPECT_EQ(never.status, RowStatus::not_graded);
   EXPECT_NE(never.reason.find("could not attach"), std::string::npos) << never.reason;
   std::string n;
   std::ifstream(count) >> n;

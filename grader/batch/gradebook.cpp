@@ -171,8 +171,8 @@ std::string xml_escape(const std::string& text) {
 }
 
 std::string row_notes(const BatchRow& row, const GradebookInfo& info) {
-  if (row.status == "rejected") return "rejected: " + row.reason;
-  if (row.status == "error" || row.status == "not_graded") return "not graded: " + row.reason;
+  if (row.status == RowStatus::rejected) return "rejected: " + row.reason;
+  if (row.status == RowStatus::error || row.status == RowStatus::not_graded) return "not graded: " + row.reason;
   std::vector<std::string> notes;
   if (build_failed(row)) notes.push_back(build_failure(row));
   bool skipped = false;
@@ -202,7 +202,7 @@ std::string grades_csv(const std::vector<BatchRow>& rows, const GradebookInfo& i
     for (std::size_t i = 0; i < info.steps.size(); ++i) os << "," << (step_status(r, i) == "pass" ? 1 : 0);
     // No score at all for a row that was not graded: an empty cell, never a 0.
     os << ","
-       << (r.status == "not_graded"
+       << (r.status == RowStatus::not_graded
                ? std::string()
                : format_number(final_score(earned_points(r, info), r.hints_used, info.hint_penalty), 2))
        << "," << format_number(info.total_points(), 2);
@@ -214,15 +214,15 @@ std::string grades_csv(const std::vector<BatchRow>& rows, const GradebookInfo& i
 }
 
 json row_json(const BatchRow& r, const GradebookInfo& info) {
-  return {
-      {"id", r.id},
-      {"status", r.status},
-      {"reason", r.reason},
-      {"points", r.status == "not_graded" ? json(nullptr)
-                                          : json(final_score(earned_points(r, info), r.hints_used, info.hint_penalty))},
-      {"hints_used", r.hints_used},
-      {"hints_source", kHintsSource},
-      {"notes", row_notes(r, info)}};
+  return {{"id", r.id},
+          {"status", r.status},
+          {"reason", r.reason},
+          {"points", r.status == RowStatus::not_graded
+                         ? json(nullptr)
+                         : json(final_score(earned_points(r, info), r.hints_used, info.hint_penalty))},
+          {"hints_used", r.hints_used},
+          {"hints_source", kHintsSource},
+          {"notes", row_notes(r, info)}};
 }
 
 json gradescope_result(const BatchRow& row, const GradebookInfo& info) {
@@ -231,7 +231,7 @@ json gradescope_result(const BatchRow& row, const GradebookInfo& info) {
     const Step& st = info.steps[i];
     const std::string status = step_status(row, i);
     std::string output;
-    if (row.status != "graded")
+    if (row.status != RowStatus::graded)
       output = row_notes(row, info);
     else if (status == "locked")
       output = "not graded: an earlier step failed";
@@ -239,7 +239,7 @@ json gradescope_result(const BatchRow& row, const GradebookInfo& info) {
       output = "not graded";
     else if (const json* s = report_step(row, i))
       output = check_lines(*s);
-    if (i == 0 && row.status == "graded" && build_failed(row)) {
+    if (i == 0 && row.status == RowStatus::graded && build_failed(row)) {
       output = build_failure(row) + "\n" + str(row.report["build"]["student"], "diagnostics");
     }
     if (status == "skipped") output = "skipped (no points): " + output;
@@ -264,7 +264,7 @@ json gradescope_result(const BatchRow& row, const GradebookInfo& info) {
   extra["hint_penalty"] = info.hint_penalty;
   if (row.report.is_object()) extra["seed"] = row.report.value("seed", json());
   // Not graded (no GPU): no score and no tests, so Gradescope cannot record a 0 as a grade.
-  if (row.status == "not_graded") return {{"output", output}, {"tests", json::array()}, {"extra_data", extra}};
+  if (row.status == RowStatus::not_graded) return {{"output", output}, {"tests", json::array()}, {"extra_data", extra}};
   return {{"score", score}, {"output", output}, {"tests", tests}, {"extra_data", extra}};
 }
 
@@ -280,12 +280,12 @@ char junit_testcase(std::ostringstream& cases, const BatchRow& r, const Gradeboo
   const std::string status = step_status(r, i);
   const json* s = report_step(r, i);
   char outcome = 'p';
-  if (r.status == "not_graded") {
+  if (r.status == RowStatus::not_graded) {
     // No GPU, or a step a tool could not grade: nothing was measured, so no
     // step failed either.
     outcome = 's';
     cases << "      <skipped message=\"" << xml_escape(row_notes(r, info)) << "\"/>\n";
-  } else if (r.status != "graded") {
+  } else if (r.status != RowStatus::graded) {
     outcome = 'e';
     cases << "      <error message=\"" << xml_escape(row_notes(r, info)) << "\"/>\n";
   } else if (i == 0 && build_failed(r)) {
@@ -333,7 +333,7 @@ std::string junit_xml(const std::vector<BatchRow>& rows, const GradebookInfo& in
          << "\">\n"
          << "    <properties>\n"
          << "      <property name=\"points\" value=\""
-         << (r.status == "not_graded"  // empty, never 0: no grade was given
+         << (r.status == RowStatus::not_graded  // empty, never 0: no grade was given
                  ? std::string()
                  : format_number(final_score(earned_points(r, info), r.hints_used, info.hint_penalty), 2))
          << "\"/>\n"

@@ -29,7 +29,7 @@ json check(const std::string& kind, const std::string& status, const std::string
 BatchRow graded_row(const std::string& id, const std::string& s1, const std::string& s2, const std::string& s3) {
   BatchRow r;
   r.id = id;
-  r.status = "graded";
+  r.status = RowStatus::graded;
   json steps = json::array();
   steps.push_back({{"id", 1},
                    {"status", s1},
@@ -101,7 +101,7 @@ TEST(Gradebook, CsvRowsAndColumns) {
   a.hints_used = 3;
   BatchRow b;
   b.id = "bob,jr";
-  b.status = "rejected";
+  b.status = RowStatus::rejected;
   b.reason = "empty: kernel.cu has no content";
   const std::string csv = grades_csv({a, b}, info);
   EXPECT_EQ(csv,
@@ -159,7 +159,7 @@ TEST(Gradebook, HintCountsAreMarkedSelfReported) {
 TEST(Gradebook, GradescopeRejectedSubmissionScoresZero) {
   BatchRow r;
   r.id = "x";
-  r.status = "rejected";
+  r.status = RowStatus::rejected;
   r.reason = "binary: kernel.cu holds NUL bytes, not source code";
   const json g = gradescope_result(r, lab_info());
   EXPECT_EQ(g["score"], 0);
@@ -180,7 +180,7 @@ TEST(Gradebook, JunitOneSuitePerStudentOneCasePerStep) {
   auto a = graded_row("al<ice>", "fail", "locked", "locked");
   BatchRow b;
   b.id = "bob";
-  b.status = "error";
+  b.status = RowStatus::error;
   b.reason = "the grader did not finish (timed out)";
   const std::string x = junit_xml({a, b}, info);
   EXPECT_NE(x.find("<testsuites name=\"lab07\" tests=\"6\" failures=\"1\" errors=\"3\" skipped=\"2\">"),
@@ -202,7 +202,7 @@ TEST(Gradebook, JunitShowsANotGradedRowAsNotGraded) {
   const auto info = lab_info();
   BatchRow r;
   r.id = "carol";
-  r.status = "not_graded";
+  r.status = RowStatus::not_graded;
   r.reason = "no GPU (no CUDA device)";
   const std::string x = junit_xml({r}, info);
   EXPECT_NE(x.find("<property name=\"points\" value=\"\"/>"), std::string::npos) << x;

@@ -256,7 +256,7 @@ BatchRow missing_slurm_row(const SlurmBatch& b, std::size_t index) {
   const Submission& s = b.submissions.at(index);
   BatchRow row;
   row.id = s.id;
-  row.status = "not_graded";  // no grade was given: never a 0
+  row.status = RowStatus::not_graded;  // no grade was given: never a 0
   row.reason = "no result: task never ran or failed";
   row.hash = submission_hash(s.source);
   row.hints_used = hints_used(s.folder, b.lab_id);

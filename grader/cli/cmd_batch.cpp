@@ -40,11 +40,11 @@ int usable_cores() {
 
 std::string row_line(const BatchRow& r, const GradebookInfo& info) {
   std::string s = r.id + "  ";
-  if (r.status == "graded")
+  if (r.status == RowStatus::graded)
     s += format_number(final_score(earned_points(r, info), r.hints_used, info.hint_penalty), 2) + "/" +
          format_number(info.total_points(), 2) + " points";
   const std::string notes = row_notes(r, info);
-  if (!notes.empty()) s += (r.status == "graded" ? "  (" + notes + ")" : notes);
+  if (!notes.empty()) s += (r.status == RowStatus::graded ? "  (" + notes + ")" : notes);
   if (r.reused) s += "  [kept from an earlier run]";
   return s;
 }

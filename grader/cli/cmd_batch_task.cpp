@@ -40,9 +40,9 @@ bool finished_before(const fs::path& file, const SlurmBatch& b, const std::strin
     std::ifstream in(file, std::ios::binary);
     const json j = json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
     const BatchRow old = row_from_json(j);
-    if (signature_holds(j, key) && j.value("lab", "") == b.lab_id && old.hash == hash && old.status != "error" &&
-        old.status != "not_graded") {
-      std::cout << "kept from an earlier run: " << old.status << "\n";
+    if (signature_holds(j, key) && j.value("lab", "") == b.lab_id && old.hash == hash &&
+        old.status != RowStatus::error && old.status != RowStatus::not_graded) {
+      std::cout << "kept from an earlier run: " << name_of(old.status) << "\n";
       return true;
     }
   } catch (const std::exception&) {
@@ -51,7 +51,7 @@ bool finished_before(const fs::path& file, const SlurmBatch& b, const std::strin
 }
 
 // A row that is not a grade: the submission was rejected, or this node could not grade it.
-BatchRow row_without_grade(const Submission& s, const SlurmBatch& b, const std::string& hash, const std::string& status,
+BatchRow row_without_grade(const Submission& s, const SlurmBatch& b, const std::string& hash, RowStatus status,
                            const std::string& reason) {
   BatchRow row;
   row.id = s.id;
@@ -103,7 +103,7 @@ int run_batch_task(const BatchTaskOptions& o, const GlobalOptions& g) {
   int code = kExitPass;
   const std::string problem = s.problem.empty() ? check_submission_file(s.source) : s.problem;
   if (!problem.empty()) {
-    row = row_without_grade(s, b, hash, "rejected", problem);
+    row = row_without_grade(s, b, hash, RowStatus::rejected, problem);
   } else {
     try {
       row = grade_on_this_node(s, b, g, isolation);
@@ -111,17 +111,18 @@ int run_batch_task(const BatchTaskOptions& o, const GlobalOptions& g) {
       throw;
     } catch (const std::exception& e) {
       // The gradebook says why instead of only "no result".
-      row = row_without_grade(s, b, hash, "error", "cannot grade on " + host_name() + ": " + e.what());
+      row = row_without_grade(s, b, hash, RowStatus::error, "cannot grade on " + host_name() + ": " + e.what());
       code = kExitEnvironment;
     }
   }
   // Written after every process of the submission has ended (grade_submission waits for
   // its child grader, whose seal swept them), signed so that `collect` takes nothing else.
   write_file_atomically(file, json_text(signed_result(row_to_json(row, b.lab_id, isolation), key)) + "\n");
-  std::cout << row.status << (row.reason.empty() ? "" : ": " + row.reason) << "\nwrote " << file.string() << "\n";
+  std::cout << name_of(row.status) << (row.reason.empty() ? "" : ": " + row.reason) << "\nwrote " << file.string()
+            << "\n";
   // A row without a grade (no GPU on this node, a tool's own failure) is the
   // node's failure: exit 4, as a grade does, so the array shows it.
-  if (row.status == "not_graded") code = kExitEnvironment;
+  if (row.status == RowStatus::not_graded) code = kExitEnvironment;
   return code;
 }
 

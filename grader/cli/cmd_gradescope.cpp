@@ -72,7 +72,7 @@ int run_gradescope(const GradescopeOptions& o, const GlobalOptions& g) {
   std::string problem = find_kernel(dir, s.source);
   if (problem.empty()) problem = check_submission_file(s.source);
   if (!problem.empty()) {
-    row.status = "rejected";
+    row.status = RowStatus::rejected;
     row.reason = problem;
     row.hints_used = hints_used(dir, lab.id);
   } else {
@@ -96,16 +96,16 @@ int run_gradescope(const GradescopeOptions& o, const GlobalOptions& g) {
                                 {"status", row.status},
                                 {"reason", row.reason},
                                 {"score", result.value("score", json(nullptr))},
-                                {"exit_code", row.status == "not_graded" ? kExitEnvironment : kExitPass}})
+                                {"exit_code", row.status == RowStatus::not_graded ? kExitEnvironment : kExitPass}})
               << "\n";
   } else {
-    std::cout << "graded " << (s.source.empty() ? dir.string() : s.source.string()) << ": " << row.status
+    std::cout << "graded " << (s.source.empty() ? dir.string() : s.source.string()) << ": " << name_of(row.status)
               << (row.reason.empty() ? "" : " (" + row.reason + ")") << ", score "
               << (result.contains("score") ? format_number(result["score"].get<double>(), 2) : std::string("none"))
               << "/" << format_number(info.total_points(), 2) << "\nwrote " << results.string() << "\n";
   }
   // Without a GPU no score was recorded: the autograder run must show as failed.
-  return row.status == "not_graded" ? kExitEnvironment : kExitPass;
+  return row.status == RowStatus::not_graded ? kExitEnvironment : kExitPass;
 }
 
 }  // namespace
