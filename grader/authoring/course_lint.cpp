@@ -26,6 +26,22 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace grader {
+
+const char* name_of(LintStatus status) {
+  switch (status) {
+    case LintStatus::pass:
+      return "pass";
+    case LintStatus::fail:
+      return "fail";
+    case LintStatus::skip:
+      return "skip";
+    case LintStatus::warn:
+      return "warn";
+  }
+  return "fail";  // not reached: every LintStatus is named above
+}
+
+void to_json(nlohmann::json& j, LintStatus status) { j = name_of(status); }
 namespace {
 
 // A lab file's text; nothing for a folder or a missing file.
@@ -89,26 +105,29 @@ LintItem lint_files(const fs::path& lab_dir) {
   std::vector<std::string> missing;
   for (const auto& f : required_lab_files())
     if (!fs::is_regular_file(lab_dir / f)) missing.push_back(f);
-  if (missing.empty()) return make_item("files", "pass", "has " + join(required_lab_files(), ", "));
-  return make_item("files", "fail", "lacks " + join(missing, ", "),
+  if (missing.empty()) return make_item("files", LintStatus::pass, "has " + join(required_lab_files(), ", "));
+  return make_item("files", LintStatus::fail, "lacks " + join(missing, ", "),
                    {"every lab folder holds " + join(required_lab_files(), ", ") + " (docs/architecture.md)"});
 }
 
 LintItem lint_solution_present(const LabSources& s) {
   if (s.published)
-    return make_item("solution", "skip", "a published copy (no solutions/ folder): solution-based checks skipped");
-  if (s.solution) return make_item("solution", "pass", "solution at solutions/" + s.lab.folder + "/kernel.cu");
-  return make_item("solution", "fail", "no solution at solutions/" + s.lab.folder + "/kernel.cu");
+    return make_item("solution", LintStatus::skip,
+                     "a published copy (no solutions/ folder): solution-based checks skipped");
+  if (s.solution)
+    return make_item("solution", LintStatus::pass, "solution at solutions/" + s.lab.folder + "/kernel.cu");
+  return make_item("solution", LintStatus::fail, "no solution at solutions/" + s.lab.folder + "/kernel.cu");
 }
 
 LintItem lint_manifest(const LabSources& s) {
-  if (!s.manifest) return make_item("manifest", "fail", "lab.json does not load", {s.manifest_error});
+  if (!s.manifest) return make_item("manifest", LintStatus::fail, "lab.json does not load", {s.manifest_error});
   const auto& m = *s.manifest;
   std::size_t checks = 0;
   for (const auto& st : m.steps) checks += st.checks.size();
   if (m.id != s.lab.id)
-    return make_item("manifest", "fail", "lab.json's id is \"" + m.id + "\", but the folder says " + s.lab.id);
-  return make_item("manifest", "pass",
+    return make_item("manifest", LintStatus::fail,
+                     "lab.json's id is \"" + m.id + "\", but the folder says " + s.lab.id);
+  return make_item("manifest", LintStatus::pass,
                    "valid: " + std::to_string(m.steps.size()) + " steps, " + std::to_string(checks) + " checks");
 }
 
@@ -152,7 +171,7 @@ std::vector<TodoMarker> find_todo_markers(const std::vector<std::string>& lines,
 
 LintItem markers_item(const std::vector<TodoMarker>& markers, const std::vector<std::string>& problems,
                       const Manifest& manifest) {
-  if (!problems.empty()) return make_item("todo_markers", "fail", problems.front(), problems);
+  if (!problems.empty()) return make_item("todo_markers", LintStatus::fail, problems.front(), problems);
   std::set<int> marked;
   for (const auto& m : markers) marked.insert(m.step);
   std::vector<std::string> unmarked;
@@ -160,7 +179,7 @@ LintItem markers_item(const std::vector<TodoMarker>& markers, const std::vector<
     if (!marked.count(st.id)) unmarked.push_back(std::to_string(st.id));
   std::vector<std::string> marked_ids;
   for (int s : marked) marked_ids.push_back(std::to_string(s));
-  return make_item("todo_markers", "pass",
+  return make_item("todo_markers", LintStatus::pass,
                    std::to_string(markers.size()) + " well-formed marker" + (markers.size() == 1 ? "" : "s") +
                        " for step" + (marked.size() == 1 ? " " : "s ") + join(marked_ids, ", ") +
                        (unmarked.empty()       ? ""
@@ -200,8 +219,9 @@ LintItem solution_fills_markers(const std::vector<std::string>& lines, const std
                      " has a marker, but the solution changes no code in its region");
   }
   if (solution.find("TODO(step") != std::string::npos) idle.push_back("the solution still holds a TODO(step N) marker");
-  if (idle.empty()) return make_item("todo_solution", "pass", "the solution fills every marked region with code");
-  return make_item("todo_solution", "fail", idle.front(), idle);
+  if (idle.empty())
+    return make_item("todo_solution", LintStatus::pass, "the solution fills every marked region with code");
+  return make_item("todo_solution", LintStatus::fail, idle.front(), idle);
 }
 
 }  // namespace
@@ -213,7 +233,7 @@ std::vector<LintItem> lint_todo_markers(const std::string& skeleton, const std::
   const auto markers = find_todo_markers(lines, manifest, problems);
   std::vector<LintItem> out = {markers_item(markers, problems, manifest)};
   if (!solution)
-    out.push_back(make_item("todo_solution", "skip", "no solution to compare the TODO regions with"));
+    out.push_back(make_item("todo_solution", LintStatus::skip, "no solution to compare the TODO regions with"));
   else
     out.push_back(solution_fills_markers(lines, markers, *solution));
   return out;
@@ -222,7 +242,7 @@ std::vector<LintItem> lint_todo_markers(const std::string& skeleton, const std::
 LintItem lint_stray_hunks(const std::string& skeleton, const std::string& solution) {
   const auto hunks = stray_hunks(skeleton, solution);
   if (hunks.empty())
-    return make_item("stray_hunks", "pass", "the solution equals the skeleton outside the TODO regions");
+    return make_item("stray_hunks", LintStatus::pass, "the solution equals the skeleton outside the TODO regions");
   std::vector<std::string> details;
   for (const auto& h : hunks) {
     details.push_back("kernel.cu line " + std::to_string(h.skeleton_line) + ":");
@@ -233,7 +253,7 @@ LintItem lint_stray_hunks(const std::string& skeleton, const std::string& soluti
       if (shown++ < 12) details.push_back("  + " + l);
     if (shown > 12) details.push_back("  … " + std::to_string(shown - 12) + " more lines");
   }
-  return make_item("stray_hunks", "fail",
+  return make_item("stray_hunks", LintStatus::fail,
                    "the solution changes the skeleton outside every TODO region: " + std::to_string(hunks.size()) +
                        " hunk" + (hunks.size() == 1 ? "" : "s") + ", the first at line " +
                        std::to_string(hunks.front().skeleton_line),
@@ -242,7 +262,7 @@ LintItem lint_stray_hunks(const std::string& skeleton, const std::string& soluti
 
 LintItem lint_given_fixes(const LabSources& s) {
   if (!s.solution || !s.skeleton || !s.manifest)
-    return make_item("fixes_not_given", "skip", "no solution to take the steps' fixes from");
+    return make_item("fixes_not_given", LintStatus::skip, "no solution to take the steps' fixes from");
   // Every file of the folder a student gets, as publish copies it (no dot-files).
   std::vector<std::pair<std::string, std::string>> files;
   std::error_code ec;
@@ -260,14 +280,14 @@ LintItem lint_given_fixes(const LabSources& s) {
   const auto found =
       find_given_fixes(files, {{"solutions/" + s.lab.folder + "/kernel.cu", fixes, free_hints(*s.manifest)}});
   if (found.empty())
-    return make_item("fixes_not_given", "pass",
+    return make_item("fixes_not_given", LintStatus::pass,
                      "no file of the lab and no free hint holds any of the solution's " + std::to_string(fixes.size()) +
                          " filled TODO regions");
   auto details = found;
   details.push_back(
       "a free hint should point at the fix without stating it (the paid hints can show code); a published file "
       "should not hold it at all, under any names");
-  return make_item("fixes_not_given", "fail", found.front(), details);
+  return make_item("fixes_not_given", LintStatus::fail, found.front(), details);
 }
 
 LintItem lint_fixture_header(const fs::path& fixture, const Manifest& manifest, FixtureExpectation* out) {
@@ -275,11 +295,11 @@ LintItem lint_fixture_header(const fs::path& fixture, const Manifest& manifest, 
   try {
     FixtureExpectation e = read_expectation(fixture);
     const std::string problem = expectation_problem(e, manifest);
-    if (!problem.empty()) return make_item(id, "fail", fixture.filename().string() + ": " + problem);
+    if (!problem.empty()) return make_item(id, LintStatus::fail, fixture.filename().string() + ": " + problem);
     if (out) *out = e;
-    return make_item(id, "pass", "expect: " + e.text);
+    return make_item(id, LintStatus::pass, "expect: " + e.text);
   } catch (const ExpectationError& e) {
-    return make_item(id, "fail", e.what());
+    return make_item(id, LintStatus::fail, e.what());
   }
 }
 
@@ -300,16 +320,17 @@ LabLint lint_lab_sources(const LabSources& s) {
         l.items.push_back(lint_lesson_checks(*s.readme, *s.manifest,
                                              thresholds_per_gpu(course_calibrations(s.course_root), s.lab.folder)));
       } catch (const CalibrationError& e) {
-        l.items.push_back(make_item("lesson_checks", "fail", e.what()));
+        l.items.push_back(make_item("lesson_checks", LintStatus::fail, e.what()));
       }
     }
     // A published copy holds no measurement files; the lessons it was made from were checked.
-    l.items.push_back(s.published ? make_item("lesson_measurements", "skip",
+    l.items.push_back(s.published ? make_item("lesson_measurements", LintStatus::skip,
                                               "a published copy holds no measurement files to compare with")
                                   : lint_lesson_measurements(*s.readme, s.lab.folder, s.course_root));
     if (s.manifest) l.items.push_back(lint_lesson_thresholds(*s.readme, *s.manifest));
     if (s.published) {
-      l.items.push_back(make_item("lesson_numbers", "skip", "a published copy holds no measurements to quote"));
+      l.items.push_back(
+          make_item("lesson_numbers", LintStatus::skip, "a published copy holds no measurements to quote"));
     } else {
       std::vector<LessonHint> hints;
       if (s.manifest)
@@ -334,7 +355,7 @@ int lint_exit_code(const CourseLint& c, bool not_all_checked) {
   bool failed = false;
   for (const auto& l : c.labs) {
     if (l.manifest_error) return kExitUsage;
-    for (const auto& i : l.items) failed = failed || i.status == "fail";
+    for (const auto& i : l.items) failed = failed || i.status == LintStatus::fail;
   }
   if (failed) return kExitStepFailed;
   if (not_all_checked) return kExitEnvironment;
@@ -349,8 +370,8 @@ json lint_to_json(const CourseLint& c) {
     bool ok = true;
     for (const auto& i : l.items) {
       items.push_back({{"id", i.id}, {"status", i.status}, {"summary", i.summary}, {"details", i.details}});
-      ++counts[i.status];
-      ok = ok && i.status != "fail";
+      ++counts[name_of(i.status)];
+      ok = ok && i.status != LintStatus::fail;
     }
     labs.push_back(
         {{"lab", l.lab}, {"ok", ok && !l.manifest_error}, {"manifest_error", l.manifest_error}, {"items", items}});

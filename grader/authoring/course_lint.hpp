@@ -23,10 +23,17 @@ namespace grader {
 
 struct Session;
 
+// A lint item's verdict: it holds (pass), it does not (fail), it could not be
+// checked here (skip: no GPU, no solution), or it holds with a caution (warn).
+enum class LintStatus { pass, fail, skip, warn };
+// As `grader check` prints it and --json writes it: "pass", "fail", "skip", "warn".
+const char* name_of(LintStatus status);
+void to_json(nlohmann::json& j, LintStatus status);
+
 struct LintItem {
   std::string id;  // stable: "files", "lesson_sections", "fixture:off_by_one", "margin:step3:speedup:8192x8192"
-  std::string status = "pass";  // "pass" | "fail" | "skip" | "warn"
-  std::string summary;          // one line
+  LintStatus status = LintStatus::pass;
+  std::string summary;  // one line
   std::vector<std::string> details;
 };
 
@@ -57,7 +64,7 @@ const std::vector<std::string>& required_lab_files();
 const std::vector<std::string>& required_lesson_sections();
 
 // One item of a lint report.
-inline LintItem make_item(const std::string& id, const std::string& status, const std::string& summary,
+inline LintItem make_item(const std::string& id, LintStatus status, const std::string& summary,
                           std::vector<std::string> details = {}) {
   return {id, status, summary, std::move(details)};
 }

@@ -59,13 +59,13 @@ LintItem margin_item(int step, const Check& c, double median, double required_ma
   const std::string summary = "step " + std::to_string(step) + " " + name_of(c.kind) + " at " + c.case_name +
                               ": the reference reaches " + value + " against a threshold of " + threshold +
                               ", a margin of " + fixed(margin) + "× (needs ≥ " + fixed(required_margin) + "×)";
-  if (margin >= required_margin) return make_item(id, "pass", summary);
+  if (margin >= required_margin) return make_item(id, LintStatus::pass, summary);
   if (c.kind == CheckKind::fraction_of_peak)
-    return make_item(id, "warn", summary,
+    return make_item(id, LintStatus::warn, summary,
                      {"a fraction of peak near 1 cannot always clear the margin; keep the threshold as high as the "
                       "reference allows on the slowest GPU the course runs on"});
   return make_item(
-      id, "fail", summary,
+      id, LintStatus::fail, summary,
       {"lower the threshold in lab.json or speed up the reference: a threshold the reference clears by less "
        "than " +
        fixed(required_margin) + "× fails good submissions on a noisy or different GPU"});
@@ -80,9 +80,9 @@ void note_progress(const Session& session, const LintItem& item, std::chrono::st
   static std::mutex one_at_a_time;  // items finish on several threads
   const std::lock_guard<std::mutex> hold(one_at_a_time);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
-  std::cerr << "    " << item.id << ": " << item.status << " (" << fixed(s, 1) << " s)\n";
+  std::cerr << "    " << item.id << ": " << name_of(item.status) << " (" << fixed(s, 1) << " s)\n";
   // A run cut short (a time limit, ^C) never prints the lab's items: say why here.
-  if (item.status == "fail") {
+  if (item.status == LintStatus::fail) {
     std::cerr << "      " << item.summary << "\n";
     for (const auto& d : item.details) std::cerr << "      " << d << "\n";
   }
@@ -130,16 +130,17 @@ CheckGrade grade_for_check(Session& session, const LabSources& s, const fs::path
 // As shipped, the skeleton must fail the lab's first step.
 LintItem skeleton_item(const Manifest& m, const CheckGrade& g) {
   const int first = m.steps.front().id;
-  if (!g.report) return make_item("skeleton_fails_first_step", "fail", "the skeleton's grade failed: " + g.error);
+  if (!g.report)
+    return make_item("skeleton_fails_first_step", LintStatus::fail, "the skeleton's grade failed: " + g.error);
   const GradeReport& sk = *g.report;
   const auto sk_fails = failing_checks(sk);
   if (sk.exit_code == kExitStepFailed && sk.current_step == first)
     return make_item(
-        "skeleton_fails_first_step", "pass",
+        "skeleton_fails_first_step", LintStatus::pass,
         "as shipped, the skeleton fails step " + std::to_string(first) +
             (sk_fails.empty() ? std::string()
                               : " (" + sk_fails.front().substr(sk_fails.front().find("fails: ") + 7) + ")"));
-  return make_item("skeleton_fails_first_step", "fail",
+  return make_item("skeleton_fails_first_step", LintStatus::fail,
                    "the skeleton as shipped should fail step " + std::to_string(first) + ", but " +
                        (sk.exit_code == kExitPass ? std::string("it passes every step")
                         : sk.current_step         ? "its first unpassed step is " + std::to_string(*sk.current_step) +
@@ -151,7 +152,7 @@ LintItem skeleton_item(const Manifest& m, const CheckGrade& g) {
 // The solution must pass every step; each hardware-counter reading is shown
 // beside its bound (timed thresholds get margin items of their own).
 std::vector<LintItem> solution_items(const Manifest& m, const CheckGrade& g) {
-  if (!g.report) return {make_item("solution_passes", "fail", "the solution's grade failed: " + g.error)};
+  if (!g.report) return {make_item("solution_passes", LintStatus::fail, "the solution's grade failed: " + g.error)};
   const GradeReport& so = *g.report;
   if (so.exit_code != kExitPass) {
     std::vector<std::string> d = failing_checks(so);
@@ -159,18 +160,18 @@ std::vector<LintItem> solution_items(const Manifest& m, const CheckGrade& g) {
       for (const auto& c : st.checks)
         if (c.status == Outcome::skipped)
           d.push_back("step " + std::to_string(st.id) + " " + name_of(c.kind) + " skipped: " + c.summary);
-    return {make_item("solution_passes", "fail",
+    return {make_item("solution_passes", LintStatus::fail,
                       "the solution does not pass every step (exit " + std::to_string(so.exit_code) + ")", d)};
   }
-  std::vector<LintItem> out = {
-      make_item("solution_passes", "pass", "the solution passes all " + std::to_string(m.steps.size()) + " steps")};
+  std::vector<LintItem> out = {make_item("solution_passes", LintStatus::pass,
+                                         "the solution passes all " + std::to_string(m.steps.size()) + " steps")};
   for (const auto& st : so.steps)
     for (const auto& c : st.checks)
       if (const NcuMeasure* nm = c.kind == CheckKind::ncu && c.status == Outcome::pass
                                      ? find_ncu_measure(c.data.value("metric", ""))
                                      : nullptr)
         out.push_back(make_item(
-            "counter:step" + std::to_string(st.id) + ":" + nm->name + ":" + c.data.value("case", ""), "pass",
+            "counter:step" + std::to_string(st.id) + ":" + nm->name + ":" + c.data.value("case", ""), LintStatus::pass,
             "the reference's " + c.summary + " (needs " +
                 ncu_bound_in_words(*nm, c.data.value(nm->rule == NcuMeasure::at_least ? "min" : "max", 0.0)) + ")"));
   return out;
@@ -188,10 +189,10 @@ bool some_check_not_run(const CheckGrade& g) {
 // A fixture's GPU verdict against its // expect: line.
 LintItem fixture_item(const fs::path& f, const FixtureExpectation& e, const CheckGrade& g) {
   const std::string id = "fixture_gpu:" + f.stem().string();
-  if (!g.report) return make_item(id, "fail", f.filename().string() + ": its grade failed: " + g.error);
+  if (!g.report) return make_item(id, LintStatus::fail, f.filename().string() + ": its grade failed: " + g.error);
   const std::string why = verdict_mismatch(report_to_json(*g.report), g.report->exit_code, e);
-  if (why.empty()) return make_item(id, "pass", f.filename().string() + ": " + e.text);
-  return make_item(id, "fail", f.filename().string() + ": " + why.substr(0, why.find(": {")),
+  if (why.empty()) return make_item(id, LintStatus::pass, f.filename().string() + ": " + e.text);
+  return make_item(id, LintStatus::fail, f.filename().string() + ": " + why.substr(0, why.find(": {")),
                    diagnostics_lines(why, 20));
 }
 
@@ -225,10 +226,11 @@ std::vector<LintItem> margin_items(const Manifest& m, const GradeReport* solutio
     const auto t = timing_of_case.find(c.case_name);
     const std::string key = timing_interval_key(c.kind);
     if (t == timing_of_case.end())
-      out.push_back(
-          make_item(id, "fail", "the solution's grade has no timing of " + c.case_name + " (see solution_passes)"));
+      out.push_back(make_item(id, LintStatus::fail,
+                              "the solution's grade has no timing of " + c.case_name + " (see solution_passes)"));
     else if (!t->second->contains(key) || !(*t->second)[key].is_object())
-      out.push_back(make_item(id, "fail", "the reference's timing at " + c.case_name + " has no " + key + " interval"));
+      out.push_back(
+          make_item(id, LintStatus::fail, "the reference's timing at " + c.case_name + " has no " + key + " interval"));
     else
       out.push_back(margin_item(step, c, (*t->second)[key].value("median", 0.0), required_margin));
   };
@@ -286,7 +288,8 @@ std::vector<LintItem> solution_gpu_items(Session& session, const LabSources& s, 
   // The margins over the thresholds this GPU grades with (its calibration's, where the course has one).
   CalibrationUse use = calibration_for(s.course_root, session.device.name);
   const Manifest graded = with_calibration(*s.manifest, s.lab.folder, use);
-  items.push_back(make_item("thresholds", use.state == CalibrationUse::State::uncalibrated ? "warn" : "pass",
+  items.push_back(make_item("thresholds",
+                            use.state == CalibrationUse::State::uncalibrated ? LintStatus::warn : LintStatus::pass,
                             use.header(s.course_root.string())));
   for (auto& item : margin_items(graded, g.report ? &*g.report : nullptr, o.required_margin))
     items.push_back(std::move(item));
@@ -300,7 +303,7 @@ LintItem fixture_gpu_item(Session& session, const LabSources& s, const GpuLintOp
                           const fs::path& f, const FixtureExpectation& e, const fs::path& dir) {
   const CheckGrade g = grade_for_check(session, s, f, GradedAs::first_failure, o, gpu, dir);
   const LintItem item = fixture_item(f, e, g);
-  if (item.status != "fail" || !some_check_not_run(g)) return item;
+  if (item.status != LintStatus::fail || !some_check_not_run(g)) return item;
   return fixture_item(f, e, grade_for_check(session, s, f, GradedAs::whole_steps, o, gpu, dir / "whole-steps"));
 }
 
@@ -328,7 +331,7 @@ std::vector<GpuJob> lab_gpu_jobs(Session& session, const LabSources& s, const Gp
   // so the skeleton's verdict above still means something; the rest needs the solution.
   if (!s.solution) {
     jobs.push_back({{},
-                    {make_item("solution_gpu", "skip",
+                    {make_item("solution_gpu", LintStatus::skip,
                                s.published ? "a published copy: the solution passes, threshold margins and fixture "
                                              "verdicts need solutions/"
                                            : "no solution: the solution passes, threshold margins and fixture "
@@ -343,9 +346,9 @@ std::vector<GpuJob> lab_gpu_jobs(Session& session, const LabSources& s, const Gp
   for (const auto& f : s.fixtures) {
     // Its static verdict may have failed; the GPU verdict still says more.
     FixtureExpectation e;
-    if (lint_fixture_header(f, m, &e).status != "pass") {
+    if (lint_fixture_header(f, m, &e).status != LintStatus::pass) {
       jobs.push_back({{},
-                      {make_item("fixture_gpu:" + f.stem().string(), "skip",
+                      {make_item("fixture_gpu:" + f.stem().string(), LintStatus::skip,
                                  "its // expect: header does not read (see fixture:" + f.stem().string() + ")")}});
       continue;
     }

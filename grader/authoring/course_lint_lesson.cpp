@@ -36,8 +36,8 @@ LintItem lint_symptom_hints(const Manifest& m) {
         problems.push_back("step " + std::to_string(st.id) + ": its only check is ncu and it has no fallback");
   }
   if (!problems.empty())
-    return make_item("symptom_hints", "fail", std::to_string(problems.size()) + " problems", problems);
-  return make_item("symptom_hints", "pass",
+    return make_item("symptom_hints", LintStatus::fail, std::to_string(problems.size()) + " problems", problems);
+  return make_item("symptom_hints", LintStatus::pass,
                    std::to_string(hints) + " symptom hints, each for a symptom a check reports");
 }
 
@@ -69,8 +69,9 @@ LintItem lint_hints(const Manifest& m) {
                            " statements of code: it should guide, not paste the answer");
     }
   }
-  if (!problems.empty()) return make_item("hints", "fail", std::to_string(problems.size()) + " problems", problems);
-  return make_item("hints", "pass",
+  if (!problems.empty())
+    return make_item("hints", LintStatus::fail, std::to_string(problems.size()) + " problems", problems);
+  return make_item("hints", LintStatus::pass,
                    std::to_string(hints) + " hints, at least 3 a step, each step's ladder naming its evidence");
 }
 
@@ -103,10 +104,10 @@ LintItem lint_lesson_sections(const std::string& readme) {
   if (problems.empty() && in_order != want)
     problems.push_back("the sections are in the order " + join(in_order, " · ") + "; they must be " +
                        join(want, " · "));
-  if (problems.empty()) return make_item("lesson_sections", "pass", "README.md has " + join(want, " · "));
+  if (problems.empty()) return make_item("lesson_sections", LintStatus::pass, "README.md has " + join(want, " · "));
   std::vector<std::string> details = problems;
   details.push_back("level-2 headings found: " + (found.empty() ? std::string("none") : join(found, " · ")));
-  return make_item("lesson_sections", "fail", "README.md: " + problems.front(), details);
+  return make_item("lesson_sections", LintStatus::fail, "README.md: " + problems.front(), details);
 }
 
 // A lesson that restates a threshold goes stale when lab.json changes, so
@@ -156,11 +157,12 @@ LintItem lint_lesson_thresholds(const std::string& readme, const Manifest& manif
         }
     }
   }
-  if (found.empty()) return make_item("lesson_thresholds", "pass", "README.md restates no threshold of lab.json");
+  if (found.empty())
+    return make_item("lesson_thresholds", LintStatus::pass, "README.md restates no threshold of lab.json");
   found.push_back(
       "say \"the threshold above\" instead: the step's generated list of checks states it, and a number in prose "
       "goes stale when lab.json changes");
-  return make_item("lesson_thresholds", "fail",
+  return make_item("lesson_thresholds", LintStatus::fail,
                    "README.md restates " + std::to_string(found.size() - 1) + " threshold" +
                        (found.size() == 2 ? "" : "s") + " of lab.json",
                    found);

@@ -105,11 +105,11 @@ namespace {
 LintItem skeleton_build_item(Session& session, const LabSources& s) {
   const GradeReport sk = grade(session, s, s.lab.dir / s.manifest->student_file, /*all_steps=*/true);
   if (!sk.student_build.ok)
-    return make_item("build_skeleton", "fail", "the skeleton does not build (" + sk.student_build.stage + ")",
+    return make_item("build_skeleton", LintStatus::fail, "the skeleton does not build (" + sk.student_build.stage + ")",
                      diagnostics_lines(sk.student_build.diagnostics));
   const auto fails = failing_checks(sk);
   return make_item(
-      "build_skeleton", "pass",
+      "build_skeleton", LintStatus::pass,
       fails.empty() ? "the skeleton builds; it passes every static check (its first step must fail on a GPU)"
                     : "the skeleton builds; its static checks: " + fails.front(),
       fails.size() > 1 ? std::vector<std::string>(fails.begin() + 1, fails.end()) : std::vector<std::string>{});
@@ -119,18 +119,20 @@ LintItem skeleton_build_item(Session& session, const LabSources& s) {
 std::vector<LintItem> solution_build_items(Session& session, const LabSources& s) {
   const GradeReport so = grade(session, s, *s.solution_path, /*all_steps=*/true);
   if (!so.student_build.ok)
-    return {make_item("build_solution", "fail", "the solution does not build (" + so.student_build.stage + ")",
-                      diagnostics_lines(so.student_build.diagnostics)),
-            make_item("solution_static", "skip", "the solution does not build")};
+    return {
+        make_item("build_solution", LintStatus::fail, "the solution does not build (" + so.student_build.stage + ")",
+                  diagnostics_lines(so.student_build.diagnostics)),
+        make_item("solution_static", LintStatus::skip, "the solution does not build")};
   const auto fails = failing_checks(so);
   std::size_t statics = 0;
   for (const auto& st : s.manifest->steps)
     for (const auto& c : st.checks) statics += c.is_static() ? 1 : 0;
-  return {make_item("build_solution", "pass", "the solution builds"),
+  return {make_item("build_solution", LintStatus::pass, "the solution builds"),
           fails.empty()
-              ? make_item("solution_static", "pass",
+              ? make_item("solution_static", LintStatus::pass,
                           "the solution passes every static check (" + std::to_string(statics) + " ptx/ptxas)")
-              : make_item("solution_static", "fail", "the solution fails a static check: " + fails.front(), fails)};
+              : make_item("solution_static", LintStatus::fail, "the solution fails a static check: " + fails.front(),
+                          fails)};
 }
 
 // Each fixture whose header reads: its verdict without a GPU agrees with its
@@ -139,12 +141,12 @@ void lint_fixtures_statically(Session& session, const LabSources& s, LabLint& ou
   build_ahead(session, s);
   for (const auto& f : s.fixtures) {
     LintItem* it = find_item(out, "fixture:" + f.stem().string());
-    if (!it || it->status != "pass") continue;  // a header that does not read has nothing to verify
+    if (!it || it->status != LintStatus::pass) continue;  // a header that does not read has nothing to verify
     const FixtureExpectation e = read_expectation(f);
     const GradeReport r = grade(session, s, f, /*all_steps=*/false);
     const std::string why = static_verdict_mismatch(report_to_json(r), r.exit_code, e);
     if (!why.empty()) {
-      it->status = "fail";
+      it->status = LintStatus::fail;
       it->summary = "expect: " + e.text + ", but without a GPU " + why.substr(0, why.find(": {"));
       it->details = diagnostics_lines(why, 20);
     } else {
@@ -158,8 +160,9 @@ void lint_fixtures_statically(Session& session, const LabSources& s, LabLint& ou
 
 void lint_lab_builds(Session& session, const LabSources& s, LabLint& out) {
   if (!s.manifest || !s.skeleton) {
-    out.items.push_back(make_item(
-        "builds", "skip", !s.manifest ? "lab.json does not load: nothing to build against" : "no kernel.cu to build"));
+    out.items.push_back(
+        make_item("builds", LintStatus::skip,
+                  !s.manifest ? "lab.json does not load: nothing to build against" : "no kernel.cu to build"));
     return;
   }
   // Build items go before the fixture items, in the order a reader checks them.

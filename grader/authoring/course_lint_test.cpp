@@ -91,7 +91,7 @@ class TempCourse : public ::testing::Test {
   static std::vector<std::string> failing(const LabLint& l) {
     std::vector<std::string> ids;
     for (const auto& i : l.items)
-      if (i.status == "fail") ids.push_back(i.id);
+      if (i.status == LintStatus::fail) ids.push_back(i.id);
     return ids;
   }
 
@@ -102,7 +102,7 @@ TEST_F(TempCourse, AGoodLabHasNoFailingItem) {
   const LabLint l = lint();
   EXPECT_TRUE(failing(l).empty()) << json(failing(l)).dump();
   EXPECT_FALSE(l.manifest_error);
-  EXPECT_EQ(find(l, "todo_markers").status, "pass");
+  EXPECT_EQ(find(l, "todo_markers").status, LintStatus::pass);
   EXPECT_NE(find(l, "todo_markers").summary.find("steps 2, 3 need no code of their own"), std::string::npos)
       << find(l, "todo_markers").summary;
   EXPECT_EQ(find(l, "fixture:empty").summary, "expect: step 1 fails: ptx");
@@ -118,12 +118,12 @@ TEST_F(TempCourse, AMissingFileFails) {
 TEST_F(TempCourse, AMissingSolutionFailsButAPublishedCopySkips) {
   fs::remove(root / "solutions" / "lab01-tiles" / "kernel.cu");
   LabLint l = lint();
-  EXPECT_EQ(find(l, "solution").status, "fail");
-  EXPECT_EQ(find(l, "todo_solution").status, "skip");
+  EXPECT_EQ(find(l, "solution").status, LintStatus::fail);
+  EXPECT_EQ(find(l, "todo_solution").status, LintStatus::skip);
   fs::remove_all(root / "solutions");
   l = lint();
   EXPECT_TRUE(failing(l).empty()) << json(failing(l)).dump();
-  EXPECT_EQ(find(l, "solution").status, "skip");
+  EXPECT_EQ(find(l, "solution").status, LintStatus::skip);
   EXPECT_NE(find(l, "solution").summary.find("published"), std::string::npos);
 }
 
@@ -131,7 +131,7 @@ TEST_F(TempCourse, AMalformedManifestIsAManifestError) {
   write(lab / "lab.json", R"({"format_version": 1, "id": "lab01", "title": "t", "steps": []})");
   const LabLint l = lint();
   EXPECT_TRUE(l.manifest_error);
-  EXPECT_EQ(find(l, "manifest").status, "fail");
+  EXPECT_EQ(find(l, "manifest").status, LintStatus::fail);
   EXPECT_NE(find(l, "manifest").details.at(0).find("at least one step"), std::string::npos);
   CourseLint c;
   c.labs.push_back(l);
@@ -155,7 +155,7 @@ TEST_F(TempCourse, AMissingOrRepeatedSectionFails) {
   std::string r = readme();
   r.replace(r.find("## Going further"), 16, "## Further");
   EXPECT_NE(lint_lesson_sections(r).summary.find("no \"## Going further\" section"), std::string::npos);
-  EXPECT_EQ(lint_lesson_sections(readme() + "## Steps\n").status, "fail");
+  EXPECT_EQ(lint_lesson_sections(readme() + "## Steps\n").status, LintStatus::fail);
 }
 
 TEST_F(TempCourse, AStrayHunkIsReportedWithItsLineAndText) {
@@ -175,11 +175,11 @@ TEST_F(TempCourse, AStrayHunkIsReportedWithItsLineAndText) {
 // The hostile tester's finds: a free hint that pastes the fix, a driver whose
 // baseline is the answer. A paid hint may show code.
 TEST_F(TempCourse, AFreeHintOrALabFileHoldingAStepsFixFails) {
-  EXPECT_EQ(find(lint(), "fixes_not_given").status, "pass");
+  EXPECT_EQ(find(lint(), "fixes_not_given").status, LintStatus::pass);
   json m = json::parse(kManifest);
   m["steps"][0]["hints"][2] = "Then `grader lab01` shows bar.sync: out[0] = tile[0];";
   write(lab / "lab.json", m.dump());
-  EXPECT_EQ(find(lint(), "fixes_not_given").status, "pass") << "a paid hint may show the code";
+  EXPECT_EQ(find(lint(), "fixes_not_given").status, LintStatus::pass) << "a paid hint may show the code";
   m["steps"][0]["symptom_hints"] = {{"race", "Read the tile after the barrier: out[0] = tile[0];"}};
   write(lab / "lab.json", m.dump());
   LabLint l = lint();
@@ -202,7 +202,7 @@ TEST_F(TempCourse, AMarkerForAMissingStepFails) {
   write(lab / "kernel.cu", sk);
   const LabLint l = lint();
   const auto& i = find(l, "todo_markers");
-  EXPECT_EQ(i.status, "fail");
+  EXPECT_EQ(i.status, LintStatus::fail);
   EXPECT_NE(i.summary.find("kernel.cu:3: the marker names step 9, which lab.json does not have (steps: 1, 2, 3)"),
             std::string::npos)
       << i.summary;
@@ -214,7 +214,7 @@ TEST_F(TempCourse, AMalformedMarkerFails) {
   write(lab / "kernel.cu", sk);
   const LabLint l = lint();
   const auto& i = find(l, "todo_markers");
-  EXPECT_EQ(i.status, "fail");
+  EXPECT_EQ(i.status, LintStatus::fail);
   EXPECT_NE(i.summary.find("kernel.cu:3: malformed marker"), std::string::npos) << i.summary;
 }
 
@@ -238,7 +238,7 @@ TEST_F(TempCourse, AMarkerTheSolutionDoesNotFillFails) {
 
 TEST_F(TempCourse, ASolutionThatKeepsAMarkerFails) {
   write(root / "solutions" / "lab01-tiles" / "kernel.cu", std::string(kSolution) + "// TODO(step 1): x (~1 line)\n");
-  EXPECT_EQ(find(lint(), "todo_solution").status, "fail");
+  EXPECT_EQ(find(lint(), "todo_solution").status, LintStatus::fail);
 }
 
 TEST_F(TempCourse, AFixtureWithAMalformedExpectationFails) {
@@ -259,11 +259,11 @@ TEST_F(TempCourse, AFixtureWithAMalformedExpectationFails) {
 
 TEST(Hints, ALadderOfThreeNamingItsEvidenceAndNotPastingTheAnswer) {
   Manifest m = manifest();
-  EXPECT_EQ(lint_hints(m).status, "pass") << lint_hints(m).summary;
+  EXPECT_EQ(lint_hints(m).status, LintStatus::pass) << lint_hints(m).summary;
   m.steps[1].hints.pop_back();  // two rungs, and no command left
   m.steps[2].hints.back() = "`grader bench` then: float x = 1; x += 2; out[i] = x;";
   const LintItem i = lint_hints(m);
-  EXPECT_EQ(i.status, "fail");
+  EXPECT_EQ(i.status, LintStatus::fail);
   EXPECT_EQ(i.details, (std::vector<std::string>{
                            "step 2 has 2 hints; a step needs at least 3 (idea, where, how)",
                            "step 2: no hint names the command that shows the evidence (grader , nvcc, ncu, "
@@ -277,7 +277,7 @@ TEST(LessonThresholds, FlagsARestatedThreshold) {
        {"Step 2 passes at a speedup of at least 2.5×.", "the threshold is 2.5x", "needs ≥ 2.50× over the baseline",
         "at least 70 % of memcpy bandwidth", "a fraction of at least 0.70", "Minimum: 70%"}) {
     const LintItem i = lint_lesson_thresholds(std::string("intro\n") + line + "\n", m);
-    EXPECT_EQ(i.status, "fail") << line;
+    EXPECT_EQ(i.status, LintStatus::fail) << line;
     ASSERT_FALSE(i.details.empty());
     EXPECT_EQ(i.details[0].rfind("README.md:2: ", 0), 0u) << i.details[0];
   }
@@ -290,7 +290,7 @@ TEST(LessonThresholds, LeavesOrdinaryProseAlone) {
                            "the threshold at 8192x8192 and sm_90", "at least 3.0× (no check has that min)",
                            "at least 70 ms of GPU time", "lab25 at least"}) {
     const LintItem i = lint_lesson_thresholds(std::string(line) + "\n", m);
-    EXPECT_EQ(i.status, "pass") << line << ": " << (i.details.empty() ? "" : i.details[0]);
+    EXPECT_EQ(i.status, LintStatus::pass) << line << ": " << (i.details.empty() ? "" : i.details[0]);
   }
 }
 
@@ -299,12 +299,12 @@ TEST(MarginItem, PassesFailsOrWarns) {
   const Check& speedup = m.steps[1].checks[0];
   const Check& peak = m.steps[2].checks[0];
   LintItem i = margin_item(2, speedup, 3.5, 1.25);
-  EXPECT_EQ(i.status, "pass");
+  EXPECT_EQ(i.status, LintStatus::pass);
   EXPECT_EQ(i.id, "margin:step2:speedup:64x64");
   EXPECT_NE(i.summary.find("3.50× against a threshold of 2.50×, a margin of 1.40×"), std::string::npos) << i.summary;
-  EXPECT_EQ(margin_item(2, speedup, 3.0, 1.25).status, "fail");
-  EXPECT_EQ(margin_item(3, peak, 0.8, 1.25).status, "warn");
-  EXPECT_EQ(margin_item(3, peak, 0.9, 1.25).status, "pass");
+  EXPECT_EQ(margin_item(2, speedup, 3.0, 1.25).status, LintStatus::fail);
+  EXPECT_EQ(margin_item(3, peak, 0.8, 1.25).status, LintStatus::warn);
+  EXPECT_EQ(margin_item(3, peak, 0.9, 1.25).status, LintStatus::pass);
 }
 
 // The solution's grade of kManifest: step 2's speedup and step 3's fraction of
@@ -329,14 +329,14 @@ TEST(MarginItems, ReadEachThresholdFromTheSolutionsOwnTiming) {
   const std::vector<LintItem> items = margin_items(manifest(), &r, 1.25);
   ASSERT_EQ(items.size(), 2u);
   EXPECT_EQ(items[0].id, "margin:step2:speedup:64x64");
-  EXPECT_EQ(items[0].status, "pass");
+  EXPECT_EQ(items[0].status, LintStatus::pass);
   EXPECT_NE(items[0].summary.find("3.50×"), std::string::npos) << items[0].summary;
   EXPECT_EQ(items[1].id, "margin:step3:fraction_of_peak:64x64");
-  EXPECT_EQ(items[1].status, "warn") << items[1].summary;
+  EXPECT_EQ(items[1].status, LintStatus::warn) << items[1].summary;
 
   const GradeReport slow = timed_solution(2.6, 0.9);
-  EXPECT_EQ(margin_items(manifest(), &slow, 1.25)[0].status, "fail");
-  EXPECT_EQ(margin_items(manifest(), &slow, 1.25)[1].status, "pass");
+  EXPECT_EQ(margin_items(manifest(), &slow, 1.25)[0].status, LintStatus::fail);
+  EXPECT_EQ(margin_items(manifest(), &slow, 1.25)[1].status, LintStatus::pass);
 }
 
 TEST(MarginItems, FailWhereTheSolutionsGradeTimedNothing) {
@@ -348,7 +348,7 @@ TEST(MarginItems, FailWhereTheSolutionsGradeTimedNothing) {
     const std::vector<LintItem> items = margin_items(manifest(), r, 1.25);
     ASSERT_EQ(items.size(), 2u);
     for (const auto& i : items) {
-      EXPECT_EQ(i.status, "fail") << i.id;
+      EXPECT_EQ(i.status, LintStatus::fail) << i.id;
       EXPECT_NE(i.summary.find("has no timing of 64x64"), std::string::npos) << i.summary;
     }
   }
@@ -376,9 +376,9 @@ TEST(MarginItems, AFallbackReadsTheTimingOfItsCase) {
   const std::vector<LintItem> items = margin_items(m, &r, 1.25);
   ASSERT_EQ(items.size(), 2u);
   EXPECT_EQ(items[0].id, "margin:step1:speedup:64x64");
-  EXPECT_EQ(items[0].status, "pass");
+  EXPECT_EQ(items[0].status, LintStatus::pass);
   EXPECT_EQ(items[1].id, "margin:step2:speedup:64x64");
-  EXPECT_EQ(items[1].status, "pass") << items[1].summary;  // 4.0 over 3.0: 1.33×
+  EXPECT_EQ(items[1].status, LintStatus::pass) << items[1].summary;  // 4.0 over 3.0: 1.33×
 }
 
 TEST(CourseLintJson, HasTheDocumentedShapeAndExitCodes) {
@@ -388,13 +388,13 @@ TEST(CourseLintJson, HasTheDocumentedShapeAndExitCodes) {
   c.gpu = nullptr;
   LabLint l;
   l.lab = "lab01-tiles";
-  l.items.push_back({"files", "pass", "has them", {}});
-  l.items.push_back({"solution", "skip", "published", {}});
+  l.items.push_back({"files", LintStatus::pass, "has them", {}});
+  l.items.push_back({"solution", LintStatus::skip, "published", {}});
   c.labs.push_back(l);
   c.skipped.push_back({"GPU checks", "--static-only"});
   EXPECT_EQ(lint_exit_code(c, false), kExitPass);
   EXPECT_EQ(lint_exit_code(c, true), kExitEnvironment);
-  c.labs[0].items.push_back({"stray_hunks", "fail", "x", {"kernel.cu line 3:"}});
+  c.labs[0].items.push_back({"stray_hunks", LintStatus::fail, "x", {"kernel.cu line 3:"}});
   EXPECT_EQ(lint_exit_code(c, true), kExitStepFailed);
   c.exit_code = lint_exit_code(c, false);
   const json j = lint_to_json(c);
@@ -414,10 +414,10 @@ TEST(CourseLint, SymptomHintsMustNameASymptomAChecksReports) {
   json j = json::parse(kManifest);
   j["symptom_hints"] = {{"race", "add a barrier"}};
   j["steps"][0]["symptom_hints"] = {{"mismatch", "look at the guards"}};
-  EXPECT_EQ(lint_symptom_hints(parse_manifest(j, "lab.json")).status, "pass");
+  EXPECT_EQ(lint_symptom_hints(parse_manifest(j, "lab.json")).status, LintStatus::pass);
   j["steps"][0]["symptom_hints"]["bank_conflict"] = "pad";  // the symptom is bank_conflicts
   const LintItem bad = lint_symptom_hints(parse_manifest(j, "lab.json"));
-  EXPECT_EQ(bad.status, "fail");
+  EXPECT_EQ(bad.status, LintStatus::fail);
   ASSERT_EQ(bad.details.size(), 1u);
   EXPECT_NE(bad.details[0].find("step 1 symptom_hints: \"bank_conflict\""), std::string::npos) << bad.details[0];
 }
@@ -429,9 +429,9 @@ TEST(CourseLint, AnNcuCheckAloneNeedsAFallback) {
                                           {"case", "64x64"},
                                           {"metric", "shared_bank_conflicts_per_request"},
                                           {"max", 0}}});
-  EXPECT_EQ(lint_symptom_hints(parse_manifest(j, "lab.json")).status, "fail");
+  EXPECT_EQ(lint_symptom_hints(parse_manifest(j, "lab.json")).status, LintStatus::fail);
   j["steps"][1]["checks"][0]["fallback"] = {{"kind", "speedup"}, {"case", "64x64"}, {"min", 2}};
-  EXPECT_EQ(lint_symptom_hints(parse_manifest(j, "lab.json")).status, "pass");
+  EXPECT_EQ(lint_symptom_hints(parse_manifest(j, "lab.json")).status, LintStatus::pass);
 }
 
 // The GPUs a check spreads over, named as the driver reads CUDA_VISIBLE_DEVICES:

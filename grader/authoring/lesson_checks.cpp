@@ -217,9 +217,9 @@ LintItem lint_lesson_checks(const std::string& readme, const Manifest& manifest,
     }
   }
   if (problems.empty())
-    return make_item("lesson_checks", "pass", "README.md lists every step's checks as lab.json states them");
+    return make_item("lesson_checks", LintStatus::pass, "README.md lists every step's checks as lab.json states them");
   problems.push_back("`grader check --write-lessons` writes them from lab.json and calibration/*.json");
-  return make_item("lesson_checks", "fail", "README.md: " + problems.front(), problems);
+  return make_item("lesson_checks", LintStatus::fail, "README.md: " + problems.front(), problems);
 }
 
 }  // namespace grader

@@ -65,9 +65,9 @@ TEST(LessonChecks, EachKindReadsWithItsThresholdInWords) {
 
 TEST(LessonChecks, WritingPutsEachListUnderItsHeadingAndTheLintThenPasses) {
   const Manifest m = manifest();
-  EXPECT_EQ(lint_lesson_checks(kLesson, m).status, "fail");
+  EXPECT_EQ(lint_lesson_checks(kLesson, m).status, LintStatus::fail);
   const std::string written = with_current_checks(kLesson, m);
-  EXPECT_EQ(lint_lesson_checks(written, m).status, "pass") << written;
+  EXPECT_EQ(lint_lesson_checks(written, m).status, LintStatus::pass) << written;
   EXPECT_EQ(with_current_checks(written, m), written);  // a second write changes nothing
   const std::size_t heading = written.find("### Step 2: Fast\n\n");
   ASSERT_NE(heading, std::string::npos);
@@ -82,9 +82,9 @@ TEST(LessonChecks, AStaleListFailsUntilItIsWrittenAgain) {
   ASSERT_NE(at, std::string::npos);
   written.replace(at, 13, "at least 2×");
   const LintItem stale = lint_lesson_checks(written, m);
-  EXPECT_EQ(stale.status, "fail");
+  EXPECT_EQ(stale.status, LintStatus::fail);
   EXPECT_NE(stale.summary.find("step 2's list of checks differs from lab.json"), std::string::npos) << stale.summary;
-  EXPECT_EQ(lint_lesson_checks(with_current_checks(written, m), m).status, "pass");
+  EXPECT_EQ(lint_lesson_checks(with_current_checks(written, m), m).status, LintStatus::pass);
 }
 
 TEST(LessonChecks, AMissingHeadingOrATwiceListedStepFails) {
@@ -92,22 +92,22 @@ TEST(LessonChecks, AMissingHeadingOrATwiceListedStepFails) {
   std::string no_heading = kLesson;
   no_heading.erase(no_heading.find("### Step 3"), 21);
   const LintItem missing = lint_lesson_checks(with_current_checks(no_heading, m), m);
-  EXPECT_EQ(missing.status, "fail");
+  EXPECT_EQ(missing.status, LintStatus::fail);
   EXPECT_NE(missing.summary.find("step 3 has no list of checks and no \"### Step 3\" heading"), std::string::npos)
       << missing.summary;
   std::string twice = with_current_checks(kLesson, m);
   twice += step_checks_block(m.steps[0]);
   const LintItem dup = lint_lesson_checks(twice, m);
-  EXPECT_EQ(dup.status, "fail");
+  EXPECT_EQ(dup.status, LintStatus::fail);
   EXPECT_NE(dup.summary.find("step 1 has 2 lists of checks"), std::string::npos) << dup.summary;
 }
 
 TEST(LessonChecks, TheThresholdRuleReadsTheProseNotTheGeneratedLists) {
   const Manifest m = manifest();
   const std::string written = with_current_checks(kLesson, m);
-  EXPECT_EQ(lint_lesson_thresholds(written, m).status, "pass");
+  EXPECT_EQ(lint_lesson_thresholds(written, m).status, LintStatus::pass);
   const std::string restated = written + "\nYou need at least 2.5× here.\n";
-  EXPECT_EQ(lint_lesson_thresholds(restated, m).status, "fail");
+  EXPECT_EQ(lint_lesson_thresholds(restated, m).status, LintStatus::fail);
 }
 
 // What two cards' calibrations ask of step 2 (speedup 2.5 in lab.json; a bank-conflict check falling back to 5×).
@@ -151,11 +151,11 @@ TEST(LessonChecks, ATimedCheckGivesEachCalibratedGpusThresholdAndReference) {
 TEST(LessonChecks, AListWrittenBeforeACalibrationChangedFailsTheLint) {
   const Manifest m = manifest();
   const std::string before = with_current_checks(kLesson, m);
-  EXPECT_EQ(lint_lesson_checks(before, m, two_cards()).status, "fail") << "a calibration was added since";
+  EXPECT_EQ(lint_lesson_checks(before, m, two_cards()).status, LintStatus::fail) << "a calibration was added since";
   const std::string after = with_current_checks(before, m, two_cards());
-  EXPECT_EQ(lint_lesson_checks(after, m, two_cards()).status, "pass") << after;
+  EXPECT_EQ(lint_lesson_checks(after, m, two_cards()).status, LintStatus::pass) << after;
   EXPECT_EQ(with_current_checks(after, m, two_cards()), after);
-  EXPECT_EQ(lint_lesson_checks(after, m).status, "fail") << "a calibration was removed since";
+  EXPECT_EQ(lint_lesson_checks(after, m).status, LintStatus::fail) << "a calibration was removed since";
 }
 
 }  // namespace

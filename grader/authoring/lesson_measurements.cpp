@@ -87,7 +87,7 @@ std::string with_current_measurements(const std::string& readme, const std::stri
 LintItem lint_lesson_measurements(const std::string& readme, const std::string& lab_folder,
                                   const fs::path& course_root) {
   const auto tables = find_tables(readme);
-  if (tables.empty()) return make_item("lesson_measurements", "pass", "README.md copies no measured table");
+  if (tables.empty()) return make_item("lesson_measurements", LintStatus::pass, "README.md copies no measured table");
   std::vector<std::string> problems;
   for (const auto& t : tables) {
     if (!t.closed) {
@@ -101,11 +101,11 @@ LintItem lint_lesson_measurements(const std::string& readme, const std::string& 
       problems.push_back("the measured table differs from " + t.file);
   }
   if (problems.empty())
-    return make_item("lesson_measurements", "pass",
+    return make_item("lesson_measurements", LintStatus::pass,
                      "README.md's " + std::to_string(tables.size()) + " measured table" +
                          (tables.size() == 1 ? " reads" : "s read") + " as the committed measurements");
   problems.push_back("`grader check --write-lessons` copies them again from the measurement files");
-  return make_item("lesson_measurements", "fail", "README.md: " + problems.front(), problems);
+  return make_item("lesson_measurements", LintStatus::fail, "README.md: " + problems.front(), problems);
 }
 
 }  // namespace grader

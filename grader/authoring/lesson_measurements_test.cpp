@@ -43,24 +43,24 @@ TEST(MeasuredBlock, IsTheLabsBlockWithoutItsHeading) {
 }
 
 TEST_F(MeasuredLesson, ACopyMadeByWriteLessonsPassesAndAStaleOneFails) {
-  EXPECT_EQ(lint_lesson_measurements(kLesson, "lab01-tiles", root).status, "fail");
+  EXPECT_EQ(lint_lesson_measurements(kLesson, "lab01-tiles", root).status, LintStatus::fail);
   const std::string written = with_current_measurements(kLesson, "lab01-tiles", root);
   EXPECT_NE(written.find("| 64 | reference | 250 |\n<!-- /measured -->"), std::string::npos) << written;
   EXPECT_EQ(written.find("old numbers"), std::string::npos);
   EXPECT_NE(written.find("The reference row is the fast one."), std::string::npos);
-  EXPECT_EQ(lint_lesson_measurements(written, "lab01-tiles", root).status, "pass");
+  EXPECT_EQ(lint_lesson_measurements(written, "lab01-tiles", root).status, LintStatus::pass);
   EXPECT_EQ(with_current_measurements(written, "lab01-tiles", root), written);
   std::string stale = written;
   stale.replace(stale.find("250"), 3, "260");
   const LintItem i = lint_lesson_measurements(stale, "lab01-tiles", root);
-  EXPECT_EQ(i.status, "fail");
+  EXPECT_EQ(i.status, LintStatus::fail);
   EXPECT_NE(i.summary.find("differs from docs/measurements/gpu.md"), std::string::npos) << i.summary;
 }
 
 TEST_F(MeasuredLesson, AMissingFileBlockOrEndAndAPathOutOfTheCourseFail) {
   const auto summary = [&](const std::string& lesson, const std::string& lab) {
     const LintItem i = lint_lesson_measurements(lesson, lab, root);
-    EXPECT_EQ(i.status, "fail") << lesson;
+    EXPECT_EQ(i.status, LintStatus::fail) << lesson;
     return i.summary;
   };
   std::string other_file = kLesson;
@@ -77,7 +77,7 @@ TEST_F(MeasuredLesson, AMissingFileBlockOrEndAndAPathOutOfTheCourseFail) {
 }
 
 TEST_F(MeasuredLesson, ALessonWithoutTablesPasses) {
-  EXPECT_EQ(lint_lesson_measurements("## Steps\n", "lab01-tiles", root).status, "pass");
+  EXPECT_EQ(lint_lesson_measurements("## Steps\n", "lab01-tiles", root).status, LintStatus::pass);
 }
 
 }  // namespace

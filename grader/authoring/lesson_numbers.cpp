@@ -224,7 +224,7 @@ LintItem lint_lesson_numbers(const std::string& readme, const std::vector<Lesson
     if (!backed_by(n.value, sources))
       unbacked.push_back(n.where + ": " + n.value + " " + n.unit + " (\"…" + n.context + "…\")");
   if (unbacked.empty())
-    return make_item("lesson_numbers", "pass",
+    return make_item("lesson_numbers", LintStatus::pass,
                      std::to_string(stated.size()) + " measured number" + (stated.size() == 1 ? "" : "s") +
                          " in the lesson and its hints, each found in " +
                          (named.empty() ? std::string("a named run") : join(named, ", ")));
@@ -232,7 +232,7 @@ LintItem lint_lesson_numbers(const std::string& readme, const std::vector<Lesson
       "quote a committed run: name its log (docs/measurements/logs/NAME.log) in the lesson, or copy the bench "
       "table with <!-- measured: docs/measurements/h100.md -->; a figure that is not this course's run (a source "
       "lesson's claim, a bound worked out by hand) goes in a paragraph marked <!-- not measured: why -->");
-  return make_item("lesson_numbers", "fail",
+  return make_item("lesson_numbers", LintStatus::fail,
                    std::to_string(unbacked.size() - 1) + " measured number" + (unbacked.size() == 2 ? "" : "s") +
                        " in the lesson or its hints that no committed run it names holds",
                    unbacked);

@@ -88,7 +88,7 @@ TEST_F(NumbersLesson, PassesWhenTheLabsTableOrANamedLogHoldsEachNumber) {
                              "The reference runs at 1847 GB/s, 2.32× the baseline.\n\n"
                              "The probe (probe.log) found the tile 1.26× faster.\n";
   const LintItem i = lint_lesson_numbers(readme, {{"lab.json step 1 hint 1", "about 2.3× here"}}, "lab01-x", root);
-  EXPECT_EQ(i.status, "pass") << i.summary;
+  EXPECT_EQ(i.status, LintStatus::pass) << i.summary;
 }
 
 TEST_F(NumbersLesson, FailsANumberNoNamedRunHolds) {
@@ -96,7 +96,7 @@ TEST_F(NumbersLesson, FailsANumberNoNamedRunHolds) {
   const std::string readme = table + "The reference reaches 9.99× and the tile 1.26×.\n";
   const LintItem i =
       lint_lesson_numbers(readme, {{"lab.json step 2 hint 3", "we saw 93.2 % of memcpy"}}, "lab01-x", root);
-  ASSERT_EQ(i.status, "fail");
+  ASSERT_EQ(i.status, LintStatus::fail);
   ASSERT_EQ(i.details.size(), 4u);
   EXPECT_NE(i.details[0].find("README.md:4: 9.99 ×"), std::string::npos) << i.details[0];
   EXPECT_NE(i.details[1].find("1.26 ×"), std::string::npos);
@@ -104,7 +104,7 @@ TEST_F(NumbersLesson, FailsANumberNoNamedRunHolds) {
 }
 
 TEST_F(NumbersLesson, ALessonWithoutMeasurementsPasses) {
-  EXPECT_EQ(lint_lesson_numbers("Banks are 4 bytes wide; 32 of them.\n", {}, "lab01-x", root).status, "pass");
+  EXPECT_EQ(lint_lesson_numbers("Banks are 4 bytes wide; 32 of them.\n", {}, "lab01-x", root).status, LintStatus::pass);
 }
 
 }  // namespace

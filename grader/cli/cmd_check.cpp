@@ -56,22 +56,29 @@ void write_lesson(const LabInfo& lab, const std::filesystem::path& course_root, 
               << " from lab.json and the measurement files\n";
 }
 
-std::string mark(const std::string& status) {
-  if (status == "pass") return Style::pass_mark();
-  if (status == "fail") return Style::fail_mark();
-  if (status == "warn") return Style::yellow("!");
-  return Style::skip_mark();
+std::string mark(LintStatus status) {
+  switch (status) {
+    case LintStatus::pass:
+      return Style::pass_mark();
+    case LintStatus::fail:
+      return Style::fail_mark();
+    case LintStatus::warn:
+      return Style::yellow("!");
+    case LintStatus::skip:
+      return Style::skip_mark();
+  }
+  return Style::skip_mark();  // not reached
 }
 
 void print_lab(const LabLint& l, bool verbose) {
   bool ok = !l.manifest_error;
-  for (const auto& i : l.items) ok = ok && i.status != "fail";
+  for (const auto& i : l.items) ok = ok && i.status != LintStatus::fail;
   std::cout << (ok ? Style::pass_mark() : Style::fail_mark()) << " " << Style::bold(l.lab) << "\n";
   for (const auto& i : l.items) {
     std::cout << "    " << mark(i.status) << " " << Style::dim(i.id + ":") << " " << i.summary << "\n";
     // Passing items keep their details (e.g. the skeleton's other static
     // failures) for --verbose; what is wrong is always shown in full.
-    if (i.status != "pass" || verbose)
+    if (i.status != LintStatus::pass || verbose)
       for (const auto& d : i.details) std::cout << "        " << d << "\n";
   }
 }
@@ -127,7 +134,10 @@ void print_totals(const CourseLint& c) {
   std::size_t pass = 0, fail = 0, skip = 0, warn = 0;
   for (const auto& l : c.labs)
     for (const auto& i : l.items)
-      (i.status == "pass" ? pass : i.status == "fail" ? fail : i.status == "warn" ? warn : skip)++;
+      (i.status == LintStatus::pass   ? pass
+       : i.status == LintStatus::fail ? fail
+       : i.status == LintStatus::warn ? warn
+                                      : skip)++;
   if (!c.skipped.empty()) {
     std::cout << "\n" << Style::bold("skipped") << "\n";
     for (const auto& [what, why] : c.skipped)
