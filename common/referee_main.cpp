@@ -227,7 +227,7 @@ class CaseRunner {
     if (!all_match) c.rerun = rerun_differs(*p, set, name, snaps);
     if (std::find(a_.fact_cases.begin(), a_.fact_cases.end(), name) != a_.fact_cases.end())
       c.facts = judged_facts(*p, set, name);
-    c.status = !all_clean ? "bad_output" : !all_match ? "mismatch" : "ok";
+    c.status = !all_clean ? CaseStatus::bad_output : !all_match ? CaseStatus::mismatch : CaseStatus::ok;
     problems_.push_back(std::move(p));  // the worker keeps its view of the buffers until the end
     return c;
   }
@@ -247,7 +247,7 @@ json mode_run(const LabDefinition& lab, const RefereeArgs& a, ServerProcess& wor
   try {
     int set = 0;
     for (const auto& name : a.cases) {
-      result["cases"].push_back({{"case", name}, {"status", "running"}});
+      result["cases"].push_back({{"case", name}, {"status", CaseStatus::running}});
       const auto begin = RefereePhases::Clock::now();
       result["cases"].back() = runner.run_case(name, set++);
       referee_phases().note("case " + name, begin);

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -87,16 +88,43 @@ struct FactReport {
   std::string detail;
 };
 
-// A case of the correctness run. Its status is "running" until it finishes
-// (then nothing else is known: the program stopped in it), and then "ok",
-// "mismatch" or "bad_output".
+// A case of the correctness run: running until it finishes (then nothing
+// else is known: the program stopped in it), and then ok, mismatch (an output
+// differs from the oracle's) or bad_output (an output's poison or guards are
+// not as they must be). In JSON by name.
+enum class CaseStatus { running, ok, mismatch, bad_output };
+inline const char* name_of(CaseStatus s) {
+  switch (s) {
+    case CaseStatus::running:
+      return "running";
+    case CaseStatus::ok:
+      return "ok";
+    case CaseStatus::mismatch:
+      return "mismatch";
+    case CaseStatus::bad_output:
+      return "bad_output";
+  }
+  return "running";  // not reached: every CaseStatus is named above
+}
+inline void to_json(nlohmann::json& j, CaseStatus s) { j = name_of(s); }
+inline void from_json(const nlohmann::json& j, CaseStatus& s) {
+  const std::string name = j.get<std::string>();
+  for (CaseStatus c : {CaseStatus::running, CaseStatus::ok, CaseStatus::mismatch, CaseStatus::bad_output})
+    if (name == name_of(c)) {
+      s = c;
+      return;
+    }
+  throw std::runtime_error("a case of unknown status \"" + name + "\"");
+}
+
 struct CaseReport {
-  std::string name, status = "running";
+  std::string name;
+  CaseStatus status = CaseStatus::running;
   std::vector<OutputReport> outputs;
   std::vector<std::string> modified_inputs, written_around_inputs;
   std::optional<Rerun> rerun;
   std::optional<std::vector<FactReport>> facts;  // only for the cases asked with --facts
-  bool finished() const { return status != "running"; }
+  bool finished() const { return status != CaseStatus::running; }
 };
 
 // The interval a timed check reads, by its name in the report ("speedup",

@@ -84,7 +84,7 @@ TEST(RefereeProtocol, ATimedCheckFindsItsIntervalByName) {
 CaseReport a_case() {
   CaseReport c;
   c.name = "1000x777";
-  c.status = "mismatch";
+  c.status = CaseStatus::mismatch;
   OutputReport o;
   o.name = "out";
   o.dtype = "f32";
