@@ -113,62 +113,65 @@ ThresholdsPerGpu thresholds_per_gpu(const std::vector<Calibration>& calibrations
 
 std::string check_in_words(const Check& c) {
   const std::string at = " at case " + code(c.case_name);
-  if (c.kind == CheckKind::correct)
-    return "`correct`: the output matches the float64 reference on " + cases_phrase(c.cases) +
-           ", with fresh random inputs each grade";
-  if (c.kind == CheckKind::sanitizer) {
-    const std::vector<std::string>& tools = c.tools.empty() ? sanitizer_tools() : c.tools;
-    std::string names;
-    for (std::size_t i = 0; i < tools.size(); ++i)
-      names += (i == 0 ? "" : i + 1 == tools.size() ? " and " : ", ") + tools[i];
-    return "`sanitizer`: compute-sanitizer's " + names + " report" + (tools.size() == 1 ? "s" : "") + " no error on " +
-           cases_phrase(c.cases);
+  switch (c.kind) {
+    case CheckKind::correct:
+      return "`correct`: the output matches the float64 reference on " + cases_phrase(c.cases) +
+             ", with fresh random inputs each grade";
+    case CheckKind::sanitizer: {
+      const std::vector<std::string>& tools = c.tools.empty() ? sanitizer_tools() : c.tools;
+      std::string names;
+      for (std::size_t i = 0; i < tools.size(); ++i)
+        names += (i == 0 ? "" : i + 1 == tools.size() ? " and " : ", ") + tools[i];
+      return "`sanitizer`: compute-sanitizer's " + names + " report" + (tools.size() == 1 ? "s" : "") +
+             " no error on " + cases_phrase(c.cases);
+    }
+    case CheckKind::speedup:
+      return "`speedup`: at least " + plain_number(c.min) + "× the " + c.over + "'s speed" + at;
+    case CheckKind::fraction_of_peak:
+      return "`fraction_of_peak`: at least " + percent(c.min) +
+             " of the bandwidth of a device-to-device copy of the same bytes" + at;
+    case CheckKind::fraction_of_library:
+      return "`fraction_of_library`: at least " + percent(c.min) + " of the library's speed on the same problem" + at;
+    case CheckKind::ptx: {
+      std::string s = "`ptx`: the PTX of " + code(c.kernel);
+      if (!c.must_contain.empty()) s += " contains " + listed(c.must_contain);
+      if (!c.must_not_contain.empty())
+        s += std::string(c.must_contain.empty() ? "" : ", and") + " contains no " + listed(c.must_not_contain);
+      return s;
+    }
+    case CheckKind::ptxas: {
+      std::vector<std::string> limits;
+      if (c.max_stack_frame)
+        limits.push_back(*c.max_stack_frame == 0
+                             ? "no stack frame"
+                             : "a stack frame of at most " + std::to_string(*c.max_stack_frame) + " bytes");
+      if (c.max_spill_bytes)
+        limits.push_back(*c.max_spill_bytes == 0
+                             ? "no spills"
+                             : "at most " + std::to_string(*c.max_spill_bytes) + " bytes of spills");
+      if (c.max_registers) limits.push_back("at most " + std::to_string(*c.max_registers) + " registers per thread");
+      return "`ptxas`: for " + code(c.kernel) + ", " + join(limits, ", ");
+    }
+    case CheckKind::api:
+      return "`api`: " +
+             (c.facts.empty() ? std::string("every fact the program reports holds")
+                              : (c.facts.size() == 1 ? "the fact " : "the facts ") + listed(c.facts) +
+                                    (c.facts.size() == 1 ? " holds" : " hold")) +
+             at;
+    case CheckKind::ncu: {
+      const NcuMeasure* m = find_ncu_measure(c.metric);
+      const std::string unit = m ? m->unit : c.metric;
+      const bool at_least = m && m->rule == NcuMeasure::at_least;
+      // "at most 0 bank conflicts" reads as "no bank conflicts".
+      const std::string bound = at_least     ? "at least " + plain_number(c.ncu_min)
+                                : c.max == 0 ? std::string("no")
+                                             : "at most " + plain_number(c.max);
+      std::string s = "`ncu`: every launch of " + code(c.kernel) + at + " has " + bound + " " + unit;
+      for (const auto& f : c.fallback) s += "; where ncu cannot read the GPU's counters, instead " + check_in_words(f);
+      return s;
+    }
   }
-  if (c.kind == CheckKind::speedup)
-    return "`speedup`: at least " + plain_number(c.min) + "× the " + c.over + "'s speed" + at;
-  if (c.kind == CheckKind::fraction_of_peak)
-    return "`fraction_of_peak`: at least " + percent(c.min) + " of the bandwidth of a device-to-device copy of the " +
-           "same bytes" + at;
-  if (c.kind == CheckKind::fraction_of_library)
-    return "`fraction_of_library`: at least " + percent(c.min) + " of the library's speed on the same problem" + at;
-  if (c.kind == CheckKind::ptx) {
-    std::string s = "`ptx`: the PTX of " + code(c.kernel);
-    if (!c.must_contain.empty()) s += " contains " + listed(c.must_contain);
-    if (!c.must_not_contain.empty())
-      s += std::string(c.must_contain.empty() ? "" : ", and") + " contains no " + listed(c.must_not_contain);
-    return s;
-  }
-  if (c.kind == CheckKind::ptxas) {
-    std::vector<std::string> limits;
-    if (c.max_stack_frame)
-      limits.push_back(*c.max_stack_frame == 0
-                           ? "no stack frame"
-                           : "a stack frame of at most " + std::to_string(*c.max_stack_frame) + " bytes");
-    if (c.max_spill_bytes)
-      limits.push_back(*c.max_spill_bytes == 0 ? "no spills"
-                                               : "at most " + std::to_string(*c.max_spill_bytes) + " bytes of spills");
-    if (c.max_registers) limits.push_back("at most " + std::to_string(*c.max_registers) + " registers per thread");
-    return "`ptxas`: for " + code(c.kernel) + ", " + join(limits, ", ");
-  }
-  if (c.kind == CheckKind::api)
-    return "`api`: " +
-           (c.facts.empty() ? std::string("every fact the program reports holds")
-                            : (c.facts.size() == 1 ? "the fact " : "the facts ") + listed(c.facts) +
-                                  (c.facts.size() == 1 ? " holds" : " hold")) +
-           at;
-  if (c.kind == CheckKind::ncu) {
-    const NcuMeasure* m = find_ncu_measure(c.metric);
-    const std::string unit = m ? m->unit : c.metric;
-    const bool at_least = m && m->rule == NcuMeasure::at_least;
-    // "at most 0 bank conflicts" reads as "no bank conflicts".
-    const std::string bound = at_least     ? "at least " + plain_number(c.ncu_min)
-                              : c.max == 0 ? std::string("no")
-                                           : "at most " + plain_number(c.max);
-    std::string s = "`ncu`: every launch of " + code(c.kernel) + at + " has " + bound + " " + unit;
-    for (const auto& f : c.fallback) s += "; where ncu cannot read the GPU's counters, instead " + check_in_words(f);
-    return s;
-  }
-  return code(name_of(c.kind));
+  return code(name_of(c.kind));  // not reached: every kind is said above
 }
 
 std::string step_checks_block(const Step& step, const ThresholdsPerGpu& per_gpu) {

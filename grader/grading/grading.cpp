@@ -71,40 +71,35 @@ RefereeCall LabGrader::referee_call(const std::string& tag) const {
   return rc;
 }
 CheckResult LabGrader::check(const Check& c) {
-  if (c.kind == CheckKind::ptx) return check_ptx(c);
-  if (c.kind == CheckKind::ptxas) return check_ptxas(c);
-  if (c.kind == CheckKind::correct) return check_correct(c);
-  if (c.kind == CheckKind::api) return check_api(c);
-  if (c.kind == CheckKind::ncu) return check_ncu(c);
-  if (c.kind == CheckKind::sanitizer) return check_sanitizer(c);
-  return check_timing(c);
+  switch (c.kind) {
+    case CheckKind::ptx:
+      return check_ptx(c);
+    case CheckKind::ptxas:
+      return check_ptxas(c);
+    case CheckKind::correct:
+      return check_correct(c);
+    case CheckKind::api:
+      return check_api(c);
+    case CheckKind::ncu:
+      return check_ncu(c);
+    case CheckKind::sanitizer:
+      return check_sanitizer(c);
+    case CheckKind::speedup:
+    case CheckKind::fraction_of_peak:
+    case CheckKind::fraction_of_library:
+      return check_timing(c);
+  }
+  return failed(c, "a check of no known kind (a grader problem)");  // not reached
 }
 
-namespace {
-
-// --first-failure-only's order: what costs least, and holds no turn others wait
-// for, first. The correctness run's own checks (correct, api) cost nothing more
-// once it has run; ncu profiles one program at a time machine-wide, and a timing
-// has the GPU alone.
-int cost_rank(CheckKind kind) {
-  if (traits_of(kind).is_static) return 0;
-  if (!has_a_run_of_its_own(kind)) return 1;
-  if (kind == CheckKind::sanitizer) return 2;
-  if (kind == CheckKind::ncu) return 3;
-  return 4;
-}
-
-}  // namespace
-
-bool has_a_run_of_its_own(CheckKind kind) {
-  return kind == CheckKind::sanitizer || kind == CheckKind::ncu || is_timed_kind(kind);
-}
+bool has_a_run_of_its_own(CheckKind kind) { return traits_of(kind).cost_rank >= 2; }
 
 std::vector<std::size_t> cheapest_first(const std::vector<Check>& checks) {
   std::vector<std::size_t> order(checks.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return cost_rank(checks[a].kind) < cost_rank(checks[b].kind); });
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return traits_of(checks[a].kind).cost_rank < traits_of(checks[b].kind).cost_rank;
+  });
   return order;
 }
 

@@ -56,6 +56,11 @@ struct CheckKindTraits {
   bool timed = false;        // the referee times it; one timing session per case serves them all
   std::string interval_key;  // timed: its interval's key in the referee's timing result
   std::string decide_name;   // timed: the NAME of `referee time --decide NAME:MIN`
+  // --first-failure-only's order, cheapest first: 0 reads the compiler's
+  // output; 1 reads the correctness run, which every grade makes; 2 a
+  // compute-sanitizer run; 3 an ncu run (one profile at a time machine-wide);
+  // 4 a timing (the GPU alone). From 2 up a check has a run of its own.
+  int cost_rank = 0;
 };
 const std::vector<CheckKindTraits>& check_kinds();
 const CheckKindTraits& traits_of(CheckKind kind);

@@ -647,6 +647,16 @@ TEST(CheckKinds, OneTableSaysEverythingAboutEachKind) {
     EXPECT_EQ(check_kind_traits(name_of(k)), &traits_of(k)) << name_of(k);
     EXPECT_EQ(nlohmann::json(k), name_of(k)) << "a kind reaches JSON as its name";
   }
+  // --first-failure-only's cost ranks agree with what each kind runs.
+  for (CheckKind k : all) {
+    const CheckKindTraits& t = traits_of(k);
+    EXPECT_EQ(t.cost_rank == 0, t.is_static) << name_of(k);
+    if (t.timed) EXPECT_EQ(t.cost_rank, 4) << name_of(k);
+    EXPECT_GE(t.cost_rank, 0) << name_of(k);
+    EXPECT_LE(t.cost_rank, 4) << name_of(k);
+  }
+  EXPECT_EQ(traits_of(CheckKind::sanitizer).cost_rank, 2);
+  EXPECT_EQ(traits_of(CheckKind::ncu).cost_rank, 3);
   EXPECT_TRUE(is_timed_kind(CheckKind::speedup));
   EXPECT_FALSE(is_timed_kind(CheckKind::ncu));
   EXPECT_EQ(check_kind_traits("spedup"), nullptr);
