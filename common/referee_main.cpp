@@ -138,8 +138,8 @@ class CaseRunner {
     const json sets = json::array({set});
     const std::string variant = a_.variant;
     if (p.host_steps())
-      expect_reply(worker_, {{"op", "before"}, {"sets", sets}, {"variant", variant}}, a_.timeout_s, "worker", name);
-    expect_reply(worker_, {{"op", "run"}, {"sets", sets}, {"variant", variant}, {"finish", p.host_steps()}},
+      expect_reply(worker_, {{"op", Op::before}, {"sets", sets}, {"variant", variant}}, a_.timeout_s, "worker", name);
+    expect_reply(worker_, {{"op", Op::run}, {"sets", sets}, {"variant", variant}, {"finish", p.host_steps()}},
                  a_.timeout_s, "worker", name);
     std::vector<OutputSnapshot> snaps;
     for (auto* o : p.outputs()) snaps.push_back(o->snapshot());
@@ -190,7 +190,7 @@ class CaseRunner {
 
   // The facts the program reports of this case (an api check), judged by the driver.
   std::vector<FactReport> judged_facts(Problem& p, int set, const std::string& name) {
-    const json reply = expect_reply(worker_, {{"op", "facts"}, {"set", set}}, a_.timeout_s, "worker", name);
+    const json reply = expect_reply(worker_, {{"op", Op::facts}, {"set", set}}, a_.timeout_s, "worker", name);
     std::vector<Fact> reported;
     const json& facts = reply.contains("facts") && reply["facts"].is_array() ? reply["facts"] : json::array();
     for (const auto& f : facts)
@@ -208,7 +208,7 @@ class CaseRunner {
     const std::uint64_t host_seed = host_seed_of(a_.seed);  // the program never learns the device inputs' seed
     p->fill(a_.seed, host_seed);
     CUDA_CHECK(cudaDeviceSynchronize());
-    expect_reply(worker_, {{"op", "inputs"}, {"sets", {set}}, {"seed", host_seed}}, a_.timeout_s, "worker", name);
+    expect_reply(worker_, {{"op", Op::inputs}, {"sets", {set}}, {"seed", host_seed}}, a_.timeout_s, "worker", name);
     const auto inputs_before = read_inputs(*p);
     const auto snaps = run_once(*p, set, name);
 
@@ -253,7 +253,7 @@ json mode_run(const LabDefinition& lab, const RefereeArgs& a, ServerProcess& wor
       referee_phases().note("case " + name, begin);
       ok = ok && result["cases"].back()["status"] == "ok";
     }
-    expect_reply(worker, {{"op", "close"}}, a.timeout_s, "worker", "");
+    expect_reply(worker, {{"op", Op::close}}, a.timeout_s, "worker", "");
     // The outputs of cases only counted: the referee makes the problem and reads
     // its outputs' sizes, which depend on the case alone; the program is not asked.
     result["output_elements"] = json::object();

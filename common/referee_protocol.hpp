@@ -82,6 +82,47 @@ struct Rerun {
   std::size_t changed = 0, count = 0;
 };
 
+// Every request the referee makes of a program's server (serve.cpp) and of
+// its own trusted server, "op" in the request by name: open a case's buffers,
+// fill its host inputs, the host steps before and after, run the candidate,
+// the library's run, a device-to-device copy, an empty kernel, the facts the
+// program reports, and close.
+enum class Op { open, inputs, before, run, after, library, copy, nop, facts, close };
+inline constexpr Op kEveryOp[] = {Op::open,    Op::inputs, Op::before, Op::run,   Op::after,
+                                  Op::library, Op::copy,   Op::nop,    Op::facts, Op::close};
+inline const char* name_of(Op op) {
+  switch (op) {
+    case Op::open:
+      return "open";
+    case Op::inputs:
+      return "inputs";
+    case Op::before:
+      return "before";
+    case Op::run:
+      return "run";
+    case Op::after:
+      return "after";
+    case Op::library:
+      return "library";
+    case Op::copy:
+      return "copy";
+    case Op::nop:
+      return "nop";
+    case Op::facts:
+      return "facts";
+    case Op::close:
+      return "close";
+  }
+  return "?";  // not reached: every Op is named above
+}
+// The request named `name`, or nothing for a name outside the protocol.
+inline std::optional<Op> op_named(const std::string& name) {
+  for (Op op : kEveryOp)
+    if (name == name_of(op)) return op;
+  return std::nullopt;
+}
+inline void to_json(nlohmann::json& j, Op op) { j = name_of(op); }
+
 struct FactReport {
   std::string name;
   bool ok = false;

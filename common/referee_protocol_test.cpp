@@ -149,5 +149,19 @@ TEST(RefereeProtocol, TheDocumentedKeysReadAndWriteBackExactly) {
   EXPECT_EQ(json(t), timing_doc);
 }
 
+// Every request has one name, read back as itself; a name outside the protocol is none.
+TEST(Protocol, EveryRequestIsReadBackByItsName) {
+  for (Op op : kEveryOp) {
+    EXPECT_EQ(op_named(name_of(op)), op) << name_of(op);
+    EXPECT_EQ(json(op), name_of(op));
+  }
+  EXPECT_EQ(op_named("launch"), std::nullopt);
+  EXPECT_EQ(op_named(""), std::nullopt);
+  // A case's status the same way; an unknown one is refused.
+  for (CaseStatus c : {CaseStatus::running, CaseStatus::ok, CaseStatus::mismatch, CaseStatus::bad_output})
+    EXPECT_EQ(json(name_of(c)).get<CaseStatus>(), c);
+  EXPECT_ANY_THROW(json("fine").get<CaseStatus>());
+}
+
 }  // namespace
 }  // namespace memlabs

@@ -27,12 +27,27 @@ class Fd {
 };
 
 // The phase a failed request belongs to, in the words the grader uses.
-std::string phase_of(const std::string& op, const std::string& who) {
-  if (op == "run" || op == "before" || op == "after") return who == "worker" ? "candidate" : "baseline";
-  if (op == "library") return "library";
-  if (op == "open" || op == "inputs") return "setup";
-  if (op == "facts") return "facts";
-  return op;
+std::string phase_of(const std::string& op_name, const std::string& who) {
+  const std::optional<Op> op = op_named(op_name);
+  if (!op) return op_name;
+  switch (*op) {
+    case Op::run:
+    case Op::before:
+    case Op::after:
+      return who == "worker" ? "candidate" : "baseline";
+    case Op::library:
+      return "library";
+    case Op::open:
+    case Op::inputs:
+      return "setup";
+    case Op::facts:
+      return "facts";
+    case Op::copy:
+    case Op::nop:
+    case Op::close:
+      return op_name;
+  }
+  return op_name;  // not reached
 }
 
 }  // namespace
@@ -127,7 +142,7 @@ std::unique_ptr<Problem> open_shared(const LabDefinition& lab, const std::string
   }
   if (shared_bytes) *shared_bytes = total;
   try {
-    expect_reply(server, {{"op", "open"}, {"case", case_name}, {"set", set}, {"bytes", sizes}}, timeout_s, who,
+    expect_reply(server, {{"op", Op::open}, {"case", case_name}, {"set", set}, {"bytes", sizes}}, timeout_s, who,
                  case_name, fds);
   } catch (...) {
     for (int fd : fds) ::close(fd);

@@ -9,6 +9,7 @@
 
 #include "channel.hpp"
 #include "lab_api.cuh"
+#include "referee_protocol.hpp"
 #include "shared_memory.cuh"
 
 using nlohmann::json;
@@ -44,15 +45,17 @@ class Server {
         return 0;  // the referee is gone: nothing left to do
       }
       const json& q = m->body;
-      const std::string op = q.value("op", "");
-      phase_ = op;
+      const std::string op_name = q.value("op", "");
+      phase_ = op_name;
       id_ = q.contains("id") ? q["id"] : json();  // every reply gives back its request's id
       try {
-        json reply = handle(op, q, m->fds);
+        const std::optional<Op> op = op_named(op_name);
+        if (!op) throw std::runtime_error("unknown request \"" + op_name + "\"");
+        json reply = handle(*op, q, m->fds);
         reply["ok"] = true;
         reply["id"] = id_;
         channel_.send(reply);
-        if (op == "close") return 0;
+        if (*op == Op::close) return 0;
       } catch (const CudaError& e) {
         send_error(error_json(e, phase_, case_));
         // A CUDA error poisons the context: no further request can succeed, and
@@ -109,93 +112,96 @@ class Server {
 
   // Long (about 80 lines) on purpose: one short branch per request of the
   // protocol, so that this function is the protocol's table of requests.
-  json handle(const std::string& op, const json& q, std::vector<int>& fds) {
-    if (op == "open") {
-      case_ = q.at("case").get<std::string>();
-      std::vector<SharedAllocation> shared;
-      const auto& sizes = q.at("bytes");
-      if (sizes.size() != fds.size()) throw std::runtime_error("open: descriptors and sizes differ");
-      for (std::size_t i = 0; i < fds.size(); ++i) shared.push_back({fds[i], sizes[i].get<std::size_t>()});
-      fds.clear();
-      ImportScope scope(std::move(shared));
-      auto p = lab_.make(case_);
-      if (!scope.done()) throw SharedMemoryMismatch("the problem allocates fewer buffers than were shared with it");
-      problems_[q.at("set").get<int>()] = std::move(p);
-      return json::object();
-    }
-    if (op == "inputs") {
-      each(q, [&](Problem& p) { p.host_inputs(q.at("seed").get<std::uint64_t>()); });
-      return json::object();
-    }
-    if (op == "before") {
-      const Variant v = parse_variant(q);
-      each(q, [&](Problem& p) { p.prepare(v); });
-      check_context();
-      return json::object();
-    }
-    if (op == "run") {
-      const Variant v = parse_variant(q);
-      // "finish": the host reads the results the moment run() returns, as the
-      // lab's program would, so a launcher that returns before its GPU work is
-      // done is caught. Timed runs wait first: the time is of the GPU side.
-      const bool finish = q.value("finish", false);
-      each(q, [&](Problem& p) {
-        p.run(v, stream());
-        check_context();
-        CUDA_CHECK_LAUNCH();
-        if (finish) p.finish(v, stream());
-      });
-      check_context();
-      wait();
-      return json::object();
-    }
-    if (op == "after") {
-      const Variant v = parse_variant(q);
-      each(q, [&](Problem& p) { p.finish(v, stream()); });
-      check_context();
-      wait();
-      return json::object();
-    }
-    if (op == "library") {
-      // The referee sends it to its trusted server only. In the worker,
-      // driver.cu's run_library is Problem's empty default (the library code is
-      // compiled under MEMLABS_REFEREE alone), and an answer would time nothing.
-      if (role_ != ServerRole::trusted)
-        throw std::runtime_error("the library runs in the referee's trusted server, never in the submission's program");
-      each(q, [&](Problem& p) { p.run_library(stream()); });
-      CUDA_CHECK_LAUNCH();
-      wait();
-      return json::object();
-    }
-    if (op == "copy") {
-      const std::size_t bytes = q.at("bytes").get<std::size_t>();
-      const int times = q.at("times").get<int>();
-      if (copy_src_.size() != bytes) {
-        copy_src_ = DeviceBuffer<unsigned char>(bytes);
-        copy_dst_ = DeviceBuffer<unsigned char>(bytes);
-        CUDA_CHECK(cudaMemsetAsync(copy_src_.data(), 1, bytes, stream()));
+  json handle(Op op, const json& q, std::vector<int>& fds) {
+    switch (op) {
+      case Op::open: {
+        case_ = q.at("case").get<std::string>();
+        std::vector<SharedAllocation> shared;
+        const auto& sizes = q.at("bytes");
+        if (sizes.size() != fds.size()) throw std::runtime_error("open: descriptors and sizes differ");
+        for (std::size_t i = 0; i < fds.size(); ++i) shared.push_back({fds[i], sizes[i].get<std::size_t>()});
+        fds.clear();
+        ImportScope scope(std::move(shared));
+        auto p = lab_.make(case_);
+        if (!scope.done()) throw SharedMemoryMismatch("the problem allocates fewer buffers than were shared with it");
+        problems_[q.at("set").get<int>()] = std::move(p);
+        return json::object();
       }
-      for (int i = 0; i < times; ++i)
-        CUDA_CHECK(cudaMemcpyAsync(copy_dst_.data(), copy_src_.data(), bytes, cudaMemcpyDeviceToDevice, stream()));
-      wait();
-      return json::object();
+      case Op::inputs: {
+        each(q, [&](Problem& p) { p.host_inputs(q.at("seed").get<std::uint64_t>()); });
+        return json::object();
+      }
+      case Op::before: {
+        const Variant v = parse_variant(q);
+        each(q, [&](Problem& p) { p.prepare(v); });
+        check_context();
+        return json::object();
+      }
+      case Op::run: {
+        const Variant v = parse_variant(q);
+        // "finish": the host reads the results the moment run() returns, as the
+        // lab's program would, so a launcher that returns before its GPU work is
+        // done is caught. Timed runs wait first: the time is of the GPU side.
+        const bool finish = q.value("finish", false);
+        each(q, [&](Problem& p) {
+          p.run(v, stream());
+          check_context();
+          CUDA_CHECK_LAUNCH();
+          if (finish) p.finish(v, stream());
+        });
+        check_context();
+        wait();
+        return json::object();
+      }
+      case Op::after: {
+        const Variant v = parse_variant(q);
+        each(q, [&](Problem& p) { p.finish(v, stream()); });
+        check_context();
+        wait();
+        return json::object();
+      }
+      case Op::library: {
+        // The referee sends it to its trusted server only. In the worker,
+        // driver.cu's run_library is Problem's empty default (the library code is
+        // compiled under MEMLABS_REFEREE alone), and an answer would time nothing.
+        if (role_ != ServerRole::trusted)
+          throw std::runtime_error(
+              "the library runs in the referee's trusted server, never in the submission's program");
+        each(q, [&](Problem& p) { p.run_library(stream()); });
+        CUDA_CHECK_LAUNCH();
+        wait();
+        return json::object();
+      }
+      case Op::copy: {
+        const std::size_t bytes = q.at("bytes").get<std::size_t>();
+        const int times = q.at("times").get<int>();
+        if (copy_src_.size() != bytes) {
+          copy_src_ = DeviceBuffer<unsigned char>(bytes);
+          copy_dst_ = DeviceBuffer<unsigned char>(bytes);
+          CUDA_CHECK(cudaMemsetAsync(copy_src_.data(), 1, bytes, stream()));
+        }
+        for (int i = 0; i < times; ++i)
+          CUDA_CHECK(cudaMemcpyAsync(copy_dst_.data(), copy_src_.data(), bytes, cudaMemcpyDeviceToDevice, stream()));
+        wait();
+        return json::object();
+      }
+      case Op::nop: {
+        launch_empty_kernel(stream());
+        wait();
+        return json::object();
+      }
+      case Op::facts: {
+        json facts = json::array();
+        for (const auto& f : problem(q.at("set")).facts())
+          facts.push_back({{"name", f.name}, {"ok", f.ok}, {"detail", f.detail}});
+        return {{"facts", facts}};
+      }
+      case Op::close: {
+        problems_.clear();
+        return json::object();
+      }
     }
-    if (op == "nop") {
-      launch_empty_kernel(stream());
-      wait();
-      return json::object();
-    }
-    if (op == "facts") {
-      json facts = json::array();
-      for (const auto& f : problem(q.at("set")).facts())
-        facts.push_back({{"name", f.name}, {"ok", f.ok}, {"detail", f.detail}});
-      return {{"facts", facts}};
-    }
-    if (op == "close") {
-      problems_.clear();
-      return json::object();
-    }
-    throw std::runtime_error("unknown request \"" + op + "\"");
+    throw std::runtime_error("a request outside the protocol");  // not reached: every Op is handled above
   }
 
   const ServerRole role_;

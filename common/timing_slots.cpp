@@ -105,14 +105,14 @@ std::vector<std::size_t> TimingSession::all_sets() const {
 double TimingSession::run_variant(ServerProcess& server, const std::vector<std::size_t>& sets, const char* variant,
                                   const std::string& who) {
   const json s = sets_json(sets);
-  if (!host_steps_) return flushed(server, {{"op", "run"}, {"sets", s}, {"variant", variant}}, who);
+  if (!host_steps_) return flushed(server, {{"op", Op::run}, {"sets", s}, {"variant", variant}}, who);
   const bool untrusted = &server == &worker_;
   if (untrusted) worker_.resume();
-  expect_reply(server, {{"op", "before"}, {"sets", s}, {"variant", variant}}, a_.timeout_s, who, case_);
+  expect_reply(server, {{"op", Op::before}, {"sets", s}, {"variant", variant}}, a_.timeout_s, who, case_);
   if (untrusted) pause_worker();
-  const double t = flushed(server, {{"op", "run"}, {"sets", s}, {"variant", variant}}, who);
+  const double t = flushed(server, {{"op", Op::run}, {"sets", s}, {"variant", variant}}, who);
   if (untrusted) worker_.resume();
-  expect_reply(server, {{"op", "after"}, {"sets", s}, {"variant", variant}}, a_.timeout_s, who, case_);
+  expect_reply(server, {{"op", Op::after}, {"sets", s}, {"variant", variant}}, a_.timeout_s, who, case_);
   if (untrusted) pause_worker();
   return t;
 }
@@ -158,12 +158,12 @@ bool TimingSession::finished_at_reply() {
   });
 }
 double TimingSession::slot_copy(std::size_t times) {
-  return flushed(trusted_, {{"op", "copy"}, {"bytes", copy_bytes_}, {"times", times}}, "trusted");
+  return flushed(trusted_, {{"op", Op::copy}, {"bytes", copy_bytes_}, {"times", times}}, "trusted");
 }
 double TimingSession::slot_library() {
-  return flushed(trusted_, {{"op", "library"}, {"sets", sets_json(all_sets_trusted())}}, "trusted");
+  return flushed(trusted_, {{"op", Op::library}, {"sets", sets_json(all_sets_trusted())}}, "trusted");
 }
-double TimingSession::slot_nop() { return flushed(trusted_, {{"op", "nop"}}, "trusted"); }
+double TimingSession::slot_nop() { return flushed(trusted_, {{"op", Op::nop}}, "trusted"); }
 
 // Every set in use (a slow candidate uses only the first few of those allocated).
 std::vector<std::size_t> TimingSession::all_sets_trusted() const {
@@ -190,7 +190,7 @@ void TimingSession::new_inputs(bool candidate) {
   const auto used = all_sets_trusted();
   std::vector<std::uint64_t> seeds(used.size());
   for (auto& s : seeds) s = rng_();
-  expect_reply(trusted_, {{"op", "inputs"}, {"sets", sets_json(used)}, {"seed", host_seed}}, a_.timeout_s, "trusted",
+  expect_reply(trusted_, {{"op", Op::inputs}, {"sets", sets_json(used)}, {"seed", host_seed}}, a_.timeout_s, "trusted",
                case_);
   for (std::size_t k : used) {
     trusted_sets_[k]->fill(seeds[k], host_seed);
@@ -198,7 +198,7 @@ void TimingSession::new_inputs(bool candidate) {
   }
   if (candidate) {
     worker_.resume();
-    expect_reply(worker_, {{"op", "inputs"}, {"sets", sets_json(all_sets())}, {"seed", host_seed}}, a_.timeout_s,
+    expect_reply(worker_, {{"op", Op::inputs}, {"sets", sets_json(all_sets())}, {"seed", host_seed}}, a_.timeout_s,
                  "worker", case_);
     pause_worker();
     input_digests_.assign(k_, {});
