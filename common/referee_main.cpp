@@ -249,9 +249,10 @@ json mode_run(const LabDefinition& lab, const RefereeArgs& a, ServerProcess& wor
     for (const auto& name : a.cases) {
       result["cases"].push_back({{"case", name}, {"status", CaseStatus::running}});
       const auto begin = RefereePhases::Clock::now();
-      result["cases"].back() = runner.run_case(name, set++);
+      const CaseReport report = runner.run_case(name, set++);
+      result["cases"].back() = report;
       referee_phases().note("case " + name, begin);
-      ok = ok && result["cases"].back()["status"] == "ok";
+      ok = ok && report.status == CaseStatus::ok;
     }
     expect_reply(worker, {{"op", Op::close}}, a.timeout_s, "worker", "");
     // The outputs of cases only counted: the referee makes the problem and reads
@@ -266,11 +267,11 @@ json mode_run(const LabDefinition& lab, const RefereeArgs& a, ServerProcess& wor
   } catch (const RunFailure& f) {
     worker.kill_all();
     result["failure"] = f.failure();
-    result["status"] = "failed";
+    result["status"] = RefereeStatus::failed;
     return result;
   }
   worker.kill_all();
-  result["status"] = ok ? "ok" : "mismatch";
+  result["status"] = ok ? RefereeStatus::ok : RefereeStatus::mismatch;
   return result;
 }
 
@@ -317,7 +318,7 @@ void run_or_time(const LabDefinition& lab, const RefereeArgs& a, json& result) {
   referee_phases().note("starting CUDA", cuda_begin);
   if (e != cudaSuccess) {
     worker.kill_all();
-    result["status"] = no_device_error(e) ? "no_device" : "failed";
+    result["status"] = no_device_error(e) ? RefereeStatus::no_device : RefereeStatus::failed;
     result["failure"] = {{"kind", no_device_error(e) ? "no_device" : "referee"},
                          {"message", std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e)}};
   } else {
@@ -339,7 +340,7 @@ int main(int argc, char** argv) {
   use_one_hardware_queue();
   if (argc >= 2 && std::string(argv[1]) == "serve") return serve(3, ServerRole::trusted);
   referee_phases();  // its clock starts here
-  json result = {{"protocol", kRefereeProtocol}, {"status", "error"}};
+  json result = {{"protocol", kRefereeProtocol}, {"status", RefereeStatus::error}};
   int code = 0;
   try {
     become_referee();
@@ -348,28 +349,28 @@ int main(int argc, char** argv) {
     const LabDefinition lab = define_lab();
     if (a.mode == "list") {
       result["cases"] = mode_list(lab);
-      result["status"] = "ok";
+      result["status"] = RefereeStatus::ok;
     } else if (a.mode == "run" || a.mode == "time") {
       run_or_time(lab, a, result);
     } else {
       throw UsageError("unknown mode \"" + a.mode + "\"");
     }
   } catch (const UsageError& e) {
-    result["status"] = "usage";
+    result["status"] = RefereeStatus::usage;
     result["failure"] = {{"kind", "usage"}, {"message", e.what()}};
     code = 2;
   } catch (const CudaError& e) {
     // The referee's own CUDA failed: a problem of the machine or the course, not the submission's.
-    result["status"] = no_device_error(e.code()) ? "no_device" : "failed";
+    result["status"] = no_device_error(e.code()) ? RefereeStatus::no_device : RefereeStatus::failed;
     result["failure"] = {{"kind", no_device_error(e.code()) ? "no_device" : "referee"},
                          {"message", std::string("the referee hit ") + cudaGetErrorName(e.code()) + " (" +
                                          cudaGetErrorString(e.code()) + ") at " + e.call()}};
     code = 10;
   } catch (const RunFailure& f) {
-    result["status"] = "failed";
+    result["status"] = RefereeStatus::failed;
     result["failure"] = f.failure();
   } catch (const std::exception& e) {
-    result["status"] = "failed";
+    result["status"] = RefereeStatus::failed;
     result["failure"] = {{"kind", "referee"}, {"message", e.what()}};
     code = 11;
   }

@@ -82,6 +82,46 @@ struct Rerun {
   std::size_t changed = 0, count = 0;
 };
 
+// How a referee's run ended, "status" in its result by name: ok; mismatch (a
+// correctness case's output is wrong: the cases say which); timed_failure and
+// interference (the timing says how); usage (the referee was called wrongly);
+// no_device; failed (its "failure" says what failed, and whose it was); error
+// (it ended before it could say: never written by a finished run).
+enum class RefereeStatus { ok, mismatch, timed_failure, interference, usage, no_device, failed, error };
+inline const char* name_of(RefereeStatus s) {
+  switch (s) {
+    case RefereeStatus::ok:
+      return "ok";
+    case RefereeStatus::mismatch:
+      return "mismatch";
+    case RefereeStatus::timed_failure:
+      return "timed_failure";
+    case RefereeStatus::interference:
+      return "interference";
+    case RefereeStatus::usage:
+      return "usage";
+    case RefereeStatus::no_device:
+      return "no_device";
+    case RefereeStatus::failed:
+      return "failed";
+    case RefereeStatus::error:
+      return "error";
+  }
+  return "error";  // not reached: every RefereeStatus is named above
+}
+inline void to_json(nlohmann::json& j, RefereeStatus s) { j = name_of(s); }
+inline void from_json(const nlohmann::json& j, RefereeStatus& s) {
+  const std::string name = j.get<std::string>();
+  for (RefereeStatus r :
+       {RefereeStatus::ok, RefereeStatus::mismatch, RefereeStatus::timed_failure, RefereeStatus::interference,
+        RefereeStatus::usage, RefereeStatus::no_device, RefereeStatus::failed, RefereeStatus::error})
+    if (name == name_of(r)) {
+      s = r;
+      return;
+    }
+  throw std::runtime_error("a referee status outside the protocol \"" + name + "\"");
+}
+
 // Every request the referee makes of a program's server (serve.cpp) and of
 // its own trusted server, "op" in the request by name: open a case's buffers,
 // fill its host inputs, the host steps before and after, run the candidate,

@@ -307,7 +307,7 @@ void time_mode(const LabDefinition& lab, const RefereeArgs& a, json& result, Gpu
   try {
     session->run(result);
   } catch (const RunFailure& f) {
-    result["status"] = "failed";
+    result["status"] = RefereeStatus::failed;
     result["failure"] = f.failure();
   }
   session->end_servers();

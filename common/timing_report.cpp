@@ -38,7 +38,7 @@ double peak_gflops() {
 }  // namespace
 
 void TimingSession::fail(json& result) {
-  result["status"] = "timed_failure";
+  result["status"] = RefereeStatus::timed_failure;
   result["timed_failure"] = {
       {"kind", failure_.kind}, {"detail", failure_.detail}, {"verified_batches", candidate_batches_ - 1}};
 }
@@ -104,7 +104,7 @@ void TimingSession::report(json& result, double wall, double total) {
   add_rates(t);
   t.interference = {solo, base, slowdown, interference_limit_, speedup_scale};
   result["timing"] = t;
-  result["status"] = slowdown > interference_limit_ ? "interference" : "ok";
+  result["status"] = slowdown > interference_limit_ ? RefereeStatus::interference : RefereeStatus::ok;
 }
 
 }  // namespace memlabs::timing_detail
