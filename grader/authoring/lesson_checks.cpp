@@ -111,6 +111,8 @@ ThresholdsPerGpu thresholds_per_gpu(const std::vector<Calibration>& calibrations
   return out;
 }
 
+// Long (about 60 lines) on purpose: one case per check kind, so that this
+// function is the table of how a lesson says each kind.
 std::string check_in_words(const Check& c) {
   const std::string at = " at case " + code(c.case_name);
   switch (c.kind) {

@@ -194,6 +194,44 @@ std::optional<std::string> read_typed_parts(RunnerOutcome& out) {
   return std::nullopt;
 }
 
+// The outcome a finished referee's status says, with its failure explained
+// where it names one.
+RunnerOutcome with_status(RunnerOutcome out, const RefereeCall& call) {
+  const auto fail = [&](RunCategory category, const std::string& message) {
+    out.category = category;
+    out.message = message;
+    return out;
+  };
+  memlabs::RefereeStatus status;
+  try {
+    status = out.result.at("status").get<memlabs::RefereeStatus>();
+  } catch (const std::exception& e) {
+    return fail(RunCategory::referee, "the referee's result has no status this grader knows (" + std::string(e.what()) +
+                                          "): rebuild the course with this grader");
+  }
+  const json failure = out.result.value("failure", json::object());
+  switch (status) {
+    case memlabs::RefereeStatus::ok:
+      return out;
+    case memlabs::RefereeStatus::usage:
+      return fail(RunCategory::usage, "referee usage error: " + failure.value("message", std::string()));
+    case memlabs::RefereeStatus::no_device:
+      return fail(RunCategory::no_device, "no usable GPU: " + failure.value("message", std::string()));
+    // The caller reads the cases or the timing for the detail.
+    case memlabs::RefereeStatus::mismatch:
+      return fail(RunCategory::mismatch, "");
+    case memlabs::RefereeStatus::timed_failure:
+      return fail(RunCategory::timed_failure, "");
+    case memlabs::RefereeStatus::interference:
+      return fail(RunCategory::interference, "");
+    case memlabs::RefereeStatus::failed:
+    case memlabs::RefereeStatus::error:
+      break;
+  }
+  const auto [category, message] = explain_failure(failure, call.who, call.request_timeout_s);
+  return fail(category, message);
+}
+
 }  // namespace
 
 void make_timing_call(RefereeCall& call, const std::string& case_name, std::uint64_t seed, double cap_s,
@@ -277,34 +315,7 @@ RunnerOutcome call_referee(const RefereeCall& call) {
   note_referee_phases(out.result, started,
                       !call.args.empty() && call.args[0] == "time" ? "timing referee: " : "referee: ");
   if (auto problem = read_typed_parts(out)) return fail(RunCategory::referee, *problem);
-  memlabs::RefereeStatus status;
-  try {
-    status = out.result.at("status").get<memlabs::RefereeStatus>();
-  } catch (const std::exception& e) {
-    return fail(RunCategory::referee, "the referee's result has no status this grader knows (" + std::string(e.what()) +
-                                          "): rebuild the course with this grader");
-  }
-  const json failure = out.result.value("failure", json::object());
-  switch (status) {
-    case memlabs::RefereeStatus::ok:
-      return out;
-    case memlabs::RefereeStatus::usage:
-      return fail(RunCategory::usage, "referee usage error: " + failure.value("message", std::string()));
-    case memlabs::RefereeStatus::no_device:
-      return fail(RunCategory::no_device, "no usable GPU: " + failure.value("message", std::string()));
-    // The caller reads the cases or the timing for the detail.
-    case memlabs::RefereeStatus::mismatch:
-      return fail(RunCategory::mismatch, "");
-    case memlabs::RefereeStatus::timed_failure:
-      return fail(RunCategory::timed_failure, "");
-    case memlabs::RefereeStatus::interference:
-      return fail(RunCategory::interference, "");
-    case memlabs::RefereeStatus::failed:
-    case memlabs::RefereeStatus::error:
-      break;
-  }
-  const auto [category, message] = explain_failure(failure, call.who, call.request_timeout_s);
-  return fail(category, message);
+  return with_status(out, call);
 }
 
 }  // namespace grader
