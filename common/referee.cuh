@@ -25,21 +25,14 @@
 
 namespace memlabs {
 
-struct RefereeArgs {
-  std::string mode;
-  std::string self;    // this program, for its trusted server
-  std::string worker;  // the submission's program
-  std::vector<std::string> cases, fact_cases;
-  // run: cases whose outputs are only counted (the problem made, nothing run): the
-  // timed sizes an ncu measure counts per output element, too large for the oracle.
-  std::vector<std::string> count_cases;
-  std::uint64_t seed = 1;
-  std::string variant = "candidate";  // run: "baseline" checks the lab's baseline in place of a submission
-  double timeout_s = 60;              // per request to the worker
-  double cap_s = 3;
+// The grader's request (referee_protocol.hpp), and what the grader's run of
+// the referee adds: where the programs are, their limits and their output.
+struct RefereeArgs : RefereeRequest {
+  std::string self;       // this program, for its trusted server
+  std::string worker;     // the submission's program
+  double timeout_s = 60;  // per request to the worker
   double warmup_ms = 100;
   std::size_t min_rounds = 10;
-  std::vector<std::pair<std::string, double>> decide;  // thresholds the grader will judge
   std::string out_file, err_file;
   Isolation isolation;
   // time: the GPU's lock file (gpu_turn.hpp). The referee takes its own turns:

@@ -45,22 +45,15 @@ RefereeArgs parse_args(int argc, char** argv) {
     const std::string key = rest[i];
     if (i + 1 >= rest.size()) throw UsageError("missing value after " + key);
     const std::string value = rest[++i];
+    try {
+      if (read_request_option(a, key, value)) continue;
+    } catch (const std::logic_error& e) {  // std::invalid_argument and std::out_of_range alike
+      throw UsageError(key + " " + value + ": " + e.what());
+    }
     if (key == "--worker")
       a.worker = value;
-    else if (key == "--case")
-      a.cases.push_back(value);
-    else if (key == "--facts")
-      a.fact_cases.push_back(value);
-    else if (key == "--count")
-      a.count_cases.push_back(value);
-    else if (key == "--seed")
-      a.seed = std::stoull(value, nullptr, 0);
-    else if (key == "--variant")
-      a.variant = value;
     else if (key == "--timeout")
       a.timeout_s = std::stod(value);
-    else if (key == "--cap-s")
-      a.cap_s = std::stod(value);
     else if (key == "--warmup-ms")
       a.warmup_ms = std::stod(value);
     else if (key == "--min-rounds")
@@ -73,13 +66,8 @@ RefereeArgs parse_args(int argc, char** argv) {
       a.gpu_lock = value;
     else if (key == "--fd")
       continue;  // serve's descriptor: always 3
-    else if (key == "--decide") {
-      const auto colon = value.find(':');
-      if (colon == std::string::npos) throw UsageError("--decide wants what:threshold");
-      a.decide.emplace_back(value.substr(0, colon), std::stod(value.substr(colon + 1)));
-    } else {
+    else
       throw UsageError("unknown option " + key);
-    }
   }
   if (a.variant != "candidate" && a.variant != "baseline") throw UsageError("--variant is candidate or baseline");
   if ((a.mode == "run" || a.mode == "time") && a.variant == "candidate" && a.worker.empty())

@@ -6,9 +6,11 @@
 // the grader names, never a silent default.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
@@ -81,6 +83,90 @@ struct Rerun {
   std::string output;
   std::size_t changed = 0, count = 0;
 };
+
+// What the grader asks of one referee run, as data: `referee run` (the
+// correctness of cases, the facts of some, the outputs of others counted) or
+// `referee time` (one case, with the thresholds the grader will judge, so that
+// the session may stop once every one is decided). The grader writes it as the
+// referee's arguments (request_arguments), and the referee reads them back
+// (read_request_option): one definition for both, thresholds exact.
+struct DecideRule {
+  std::string name;  // the timed kind's decide name: "speedup", "fraction", "library"
+  double threshold = 0;
+};
+struct RefereeRequest {
+  std::string mode;  // "run" or "time"
+  std::vector<std::string> cases, fact_cases;
+  // run: cases whose outputs are only counted (the problem made, nothing run): the
+  // timed sizes an ncu measure counts per output element, too large for the oracle.
+  std::vector<std::string> count_cases;
+  std::uint64_t seed = 1;
+  std::string variant = "candidate";  // "baseline" checks the lab's baseline in place of a submission
+  double cap_s = 3;                   // time: the rounds stop at this many seconds
+  std::vector<DecideRule> decide;     // time: thresholds the grader will judge
+  // run: a case once, however many checks name it.
+  void add_case(const std::string& name) {
+    if (std::find(cases.begin(), cases.end(), name) == cases.end()) cases.push_back(name);
+  }
+};
+
+namespace protocol_detail {
+// A double as text that reads back as the same double.
+inline std::string exact(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+}  // namespace protocol_detail
+
+// The request as the referee's arguments: the mode, then its options.
+inline std::vector<std::string> request_arguments(const RefereeRequest& r) {
+  std::vector<std::string> a = {r.mode};
+  for (const auto& c : r.cases) a.insert(a.end(), {"--case", c});
+  for (const auto& c : r.fact_cases) a.insert(a.end(), {"--facts", c});
+  for (const auto& c : r.count_cases) a.insert(a.end(), {"--count", c});
+  a.insert(a.end(), {"--seed", std::to_string(r.seed)});
+  if (r.variant != "candidate") a.insert(a.end(), {"--variant", r.variant});
+  if (r.mode == "time") a.insert(a.end(), {"--cap-s", protocol_detail::exact(r.cap_s)});
+  for (const auto& d : r.decide) a.insert(a.end(), {"--decide", d.name + ":" + protocol_detail::exact(d.threshold)});
+  return a;
+}
+
+// One option of a request, read into `r`: false when `key` is not a request's
+// option (the referee has options of its own). Throws std::invalid_argument on a
+// value that does not read.
+inline bool read_request_option(RefereeRequest& r, const std::string& key, const std::string& value) {
+  std::size_t used = 0;
+  // The whole value must read, not a prefix of it ("3x" is no number).
+  const auto whole = [&](const std::string& text) {
+    if (used != text.size()) throw std::invalid_argument(key + " wants a number, not \"" + value + "\"");
+  };
+  if (key == "--case") {
+    r.cases.push_back(value);
+  } else if (key == "--facts") {
+    r.fact_cases.push_back(value);
+  } else if (key == "--count") {
+    r.count_cases.push_back(value);
+  } else if (key == "--seed") {
+    r.seed = std::stoull(value, &used, 0);
+    whole(value);
+  } else if (key == "--variant") {
+    r.variant = value;
+  } else if (key == "--cap-s") {
+    r.cap_s = std::stod(value, &used);
+    whole(value);
+  } else if (key == "--decide") {
+    const auto colon = value.find(':');
+    if (colon == std::string::npos) throw std::invalid_argument("--decide wants what:threshold");
+    const std::string threshold = value.substr(colon + 1);
+    const double t = std::stod(threshold, &used);
+    whole(threshold);
+    r.decide.push_back({value.substr(0, colon), t});
+  } else {
+    return false;
+  }
+  return true;
+}
 
 // How a referee's run ended, "status" in its result by name: ok; mismatch (a
 // correctness case's output is wrong: the cases say which); timed_failure and

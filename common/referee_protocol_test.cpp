@@ -163,5 +163,42 @@ TEST(Protocol, EveryRequestIsReadBackByItsName) {
   EXPECT_ANY_THROW(json("fine").get<CaseStatus>());
 }
 
+// The grader writes a request as arguments and the referee reads them back as
+// the same request, thresholds to the last bit; a value that does not read is refused.
+TEST(Protocol, ARequestReadsBackAsItWasWritten) {
+  RefereeRequest r;
+  r.mode = "time";
+  r.cases = {"8192x8192"};
+  r.seed = 0xfedcba9876543210ull;
+  r.variant = "baseline";
+  r.cap_s = 2.5;
+  r.decide = {{"speedup", 1.15}, {"fraction", 0.6421387559}, {"fraction", 0.6421387559 * 1.25}};
+  const std::vector<std::string> args = request_arguments(r);
+  RefereeRequest back;
+  back.mode = args.at(0);
+  for (std::size_t i = 1; i + 1 < args.size(); i += 2) EXPECT_TRUE(read_request_option(back, args[i], args[i + 1]));
+  EXPECT_EQ(request_arguments(back), args);
+  EXPECT_EQ(back.seed, r.seed);
+  ASSERT_EQ(back.decide.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(back.decide[i].name, r.decide[i].name);
+    EXPECT_EQ(back.decide[i].threshold, r.decide[i].threshold) << "exact, not rounded";
+  }
+  RefereeRequest run;
+  run.mode = "run";
+  run.add_case("1x1");
+  run.add_case("1x1");
+  run.fact_cases = {"1x1"};
+  run.count_cases = {"8192x8192"};
+  EXPECT_EQ(request_arguments(run), (std::vector<std::string>{"run", "--case", "1x1", "--facts", "1x1", "--count",
+                                                              "8192x8192", "--seed", "1"}));
+  RefereeRequest bad;
+  EXPECT_FALSE(read_request_option(bad, "--worker", "w")) << "the referee's own option, not the request's";
+  EXPECT_THROW(read_request_option(bad, "--cap-s", "3x"), std::invalid_argument);
+  EXPECT_THROW(read_request_option(bad, "--decide", "speedup"), std::invalid_argument);
+  EXPECT_THROW(read_request_option(bad, "--decide", "speedup:1.1.5"), std::invalid_argument);
+  EXPECT_THROW(read_request_option(bad, "--seed", "-"), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace memlabs

@@ -309,12 +309,14 @@ TEST_P(GpuLab, BaselineMatchesTheFloat64OracleAtTheTimingSizes) {
   ASSERT_TRUE(build.ok) << build.diagnostics;
   grader::RefereeCall call;
   call.referee = build.referee;
-  call.args = {"run", "--variant", "baseline", "--seed", "12345"};
+  call.request.mode = "run";
+  call.request.variant = "baseline";
+  call.request.seed = 12345;
   std::set<std::string> timed;
   for (const auto& step : manifest.steps)
     for (const auto& c : step.checks)
       if (grader::is_timed(c)) timed.insert(c.case_name);
-  for (const auto& name : timed) call.args.insert(call.args.end(), {"--case", name});
+  for (const auto& name : timed) call.request.add_case(name);
   if (timed.empty()) GTEST_SKIP() << lab.folder << " has no timed case";
   call.work_dir = fs::temp_directory_path() / ("oracle-" + std::to_string(getpid()));
   call.timeout_s = 900;
@@ -347,7 +349,11 @@ TEST_P(GpuLab, BaselineTimedAsTheCandidateRunsAtItsOwnSpeed) {
     SCOPED_TRACE("case " + case_name);
     grader::RefereeCall call;
     call.referee = build.referee;
-    call.args = {"time", "--variant", "baseline", "--case", case_name, "--seed", "5", "--cap-s", "1.5"};
+    call.request.mode = "time";
+    call.request.variant = "baseline";
+    call.request.cases = {case_name};
+    call.request.seed = 5;
+    call.request.cap_s = 1.5;
     call.work_dir = fs::temp_directory_path() / ("aa-" + std::to_string(getpid()));
     call.timeout_s = 600;
     call.request_timeout_s = manifest.timeout_s;

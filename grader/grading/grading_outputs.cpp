@@ -64,36 +64,32 @@ void LabGrader::run_correctness() {
   correctness_done_ = true;
   Activity activity("running your program");
   RefereeCall rc = referee_call("run");
-  rc.args = {"run", "--seed", std::to_string(rep_.seed)};
-  const auto has = [&](const std::string& flag, const std::string& name) {
-    for (std::size_t i = 0; i + 1 < rc.args.size(); ++i)
-      if (rc.args[i] == flag && rc.args[i + 1] == name) return true;
-    return false;
-  };
-  const auto add_case = [&](const std::string& name) {
-    if (!has("--case", name)) rc.args.insert(rc.args.end(), {"--case", name});
-  };
+  rc.request.mode = "run";
+  rc.request.seed = rep_.seed;
   std::size_t cases = 0;
   bool gathers_facts = false;
   for (const auto& step : m_.steps)
     for (const auto& c : step.checks) {
       if (c.kind == CheckKind::correct)
-        for (const auto& name : c.cases) add_case(name), ++cases;
+        for (const auto& name : c.cases) rc.request.add_case(name), ++cases;
       if (c.kind == CheckKind::api) {
-        add_case(c.case_name);
-        rc.args.insert(rc.args.end(), {"--facts", c.case_name});
+        rc.request.add_case(c.case_name);
+        rc.request.fact_cases.push_back(c.case_name);
         ++cases;
         gathers_facts = true;
       }
     }
   // An ncu measure counted per output element at a case no correctness check
   // runs (a timed size, too large for the oracle): the referee counts its outputs.
+  const auto listed = [](const std::vector<std::string>& names, const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
   for (const auto& step : m_.steps)
     for (const auto& c : step.checks)
       if (c.kind == CheckKind::ncu)
         if (const NcuMeasure* m = find_ncu_measure(c.metric); m && (m->per_element || m->per_stored_value))
-          if (!has("--case", c.case_name) && !has("--count", c.case_name))
-            rc.args.insert(rc.args.end(), {"--count", c.case_name});
+          if (!listed(rc.request.cases, c.case_name) && !listed(rc.request.count_cases, c.case_name))
+            rc.request.count_cases.push_back(c.case_name);
   // Every request may take the lab's timeout; a case makes a few requests.
   rc.timeout_s = m_.timeout_s * (4.0 * static_cast<double>(cases) + 2) + 30;
   // The tools run the program on their own, beside this run: none of them times

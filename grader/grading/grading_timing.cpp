@@ -27,10 +27,8 @@ void LabGrader::start_timing(const std::string& case_name) {
   // (and each threshold times the margin asked for, which the verdict never reads).
   const auto decide = [&](const Check& c) {
     if (!is_timed(c) || c.case_name != case_name) return;
-    rc.args.insert(rc.args.end(), {"--decide", timing_decide_name(c.kind) + ":" + fixed(c.min, 4)});
-    if (o_.decide_margin > 1)
-      rc.args.insert(rc.args.end(),
-                     {"--decide", timing_decide_name(c.kind) + ":" + fixed(c.min * o_.decide_margin, 4)});
+    rc.request.decide.push_back({timing_decide_name(c.kind), c.min});
+    if (o_.decide_margin > 1) rc.request.decide.push_back({timing_decide_name(c.kind), c.min * o_.decide_margin});
   };
   for (const auto& step : m_.steps)
     for (const auto& c : step.checks) {

@@ -145,7 +145,7 @@ bool referee_takes_its_turns(const RefereeCall& call) {
 std::vector<std::string> referee_argv(const RefereeCall& call, const fs::path& program_out, const fs::path& program_err,
                                       std::optional<SealedRun>& sealed) {
   std::vector<std::string> argv = {call.referee.string()};
-  argv.insert(argv.end(), call.args.begin(), call.args.end());
+  for (auto& a : memlabs::request_arguments(call.request)) argv.push_back(std::move(a));
   memlabs::Isolation isolation = submission_isolation(isolation_from_environment(), call.request_timeout_s);
   fs::path worker = call.worker;
   if (!worker.empty() && isolation.mode != "bwrap") {
@@ -236,7 +236,10 @@ RunnerOutcome with_status(RunnerOutcome out, const RefereeCall& call) {
 
 void make_timing_call(RefereeCall& call, const std::string& case_name, std::uint64_t seed, double cap_s,
                       double lab_timeout_s) {
-  call.args = {"time", "--case", case_name, "--seed", std::to_string(seed), "--cap-s", fixed(cap_s, 3)};
+  call.request.mode = "time";
+  call.request.cases = {case_name};
+  call.request.seed = seed;
+  call.request.cap_s = cap_s;
   call.request_timeout_s = lab_timeout_s;
   // Room for a few requests that may each take the lab's timeout, and for the
   // timed rounds, which stop at the cap.
@@ -312,8 +315,7 @@ RunnerOutcome call_referee(const RefereeCall& call) {
                                           std::to_string(out.result.is_object() ? out.result.value("protocol", 0) : 0) +
                                           "): rebuild the course with this grader");
   // A timing's referee starts beside the correctness run's: its phases say whose they are.
-  note_referee_phases(out.result, started,
-                      !call.args.empty() && call.args[0] == "time" ? "timing referee: " : "referee: ");
+  note_referee_phases(out.result, started, call.request.mode == "time" ? "timing referee: " : "referee: ");
   if (auto problem = read_typed_parts(out)) return fail(RunCategory::referee, *problem);
   return with_status(out, call);
 }

@@ -35,12 +35,12 @@ struct RunnerOutcome {
 };
 
 struct RefereeCall {
-  std::filesystem::path referee;   // the lab's referee
-  std::filesystem::path worker;    // the submission's program (or empty with --variant baseline)
-  std::vector<std::string> args;   // mode and options: run/time, --case, --seed, ...
-  std::filesystem::path work_dir;  // private to this call
-  double timeout_s = 60;           // the whole call
-  double request_timeout_s = 60;   // one request to the submission's program
+  std::filesystem::path referee;    // the lab's referee
+  std::filesystem::path worker;     // the submission's program (or empty with --variant baseline)
+  memlabs::RefereeRequest request;  // what is asked: run or time, the cases, the seed, the thresholds
+  std::filesystem::path work_dir;   // private to this call
+  double timeout_s = 60;            // the whole call
+  double request_timeout_s = 60;    // one request to the submission's program
   std::string who = "your program";
   // How the call uses the GPU (gpu_lock.hpp): alone unless it times nothing and
   // reads nothing of the whole GPU's state.

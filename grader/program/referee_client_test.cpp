@@ -19,7 +19,8 @@ TEST(TimingCall, NamesTheCaseTheSeedAndTheCapAndLeavesRoomForTheRounds) {
   RefereeCall call;
   call.who = "the reference";
   make_timing_call(call, "8192x8192", 42, 3.0, 60);
-  EXPECT_EQ(call.args, (std::vector<std::string>{"time", "--case", "8192x8192", "--seed", "42", "--cap-s", "3.000"}));
+  EXPECT_EQ(memlabs::request_arguments(call.request),
+            (std::vector<std::string>{"time", "--case", "8192x8192", "--seed", "42", "--cap-s", "3"}));
   EXPECT_EQ(call.request_timeout_s, 60);
   EXPECT_GT(call.timeout_s, 3 * 60 + 3.0);  // a few requests and the rounds
   EXPECT_EQ(call.who, "the reference");     // what the caller set stays
@@ -62,7 +63,9 @@ TEST(RefereeTurns, ATimingsRefereeGetsTheLockFileAndTheGraderTakesNoTurnForIt) {
   EXPECT_EQ(*(at + 1), lock.string());
 
   RefereeCall run = call;
-  run.args = {"run", "--case", "1x1"};
+  run.request = {};
+  run.request.mode = "run";
+  run.request.cases = {"1x1"};
   run.referee_takes_turns = false;
   run.gpu_use = memlabs::GpuUse::shared;
   std::atomic<bool> done{false};
