@@ -295,6 +295,40 @@ grader::RunnerBuild build_referee(const grader::Course& course, const grader::La
   return builder.build({{lab.dir, lab.dir / m.student_file, "kernel.cu", m.link}})[0];
 }
 
+// The referee reads the request the grader writes (referee_protocol.hpp) before
+// it touches a GPU: `list` names the driver's cases, and a value that does not
+// read whole is its usage error, reported by name. CI, without a GPU, runs both.
+TEST(StaticReferee, ReadsTheRequestTheGraderWritesBeforeAnyGpuWork) {
+  const auto course = grader::Course::open(kRoot);
+  const auto& lab = course.resolve("lab07");
+  const auto build = build_referee(course, lab, grader::load_manifest(lab.dir / "lab.json"));
+  ASSERT_TRUE(build.ok) << build.diagnostics;
+  const auto referee = [&](std::vector<std::string> args) {
+    grader::ChildOptions o;
+    o.argv = {build.referee.string()};
+    o.argv.insert(o.argv.end(), args.begin(), args.end());
+    o.timeout_s = 120;
+    o.capture_stdout_bytes = 1 << 20;
+    const auto r = grader::run_child(o);
+    return json::parse(r.stdout_text);
+  };
+  const json listed = referee({"list"});
+  EXPECT_EQ(listed.value("status", ""), "ok");
+  EXPECT_FALSE(listed.value("cases", json::array()).empty());
+  memlabs::RefereeRequest request;
+  request.mode = "time";
+  request.variant = "baseline";
+  request.cases = {"8192x8192"};
+  request.decide = {{"speedup", 1.15}};
+  std::vector<std::string> args = memlabs::request_arguments(request);
+  const auto cap = std::find(args.begin(), args.end(), "--cap-s");
+  ASSERT_NE(cap, args.end());
+  *(cap + 1) = "3x";  // what no grader writes
+  const json refused = referee(args);
+  EXPECT_EQ(refused.value("status", ""), "usage") << refused.dump();
+  EXPECT_NE(refused.dump().find("--cap-s"), std::string::npos) << refused.dump();
+}
+
 // Timing checks every timed launch against the baseline's output on the same
 // inputs, so the baseline must itself be right where it is used that way:
 // against the float64 oracle, at every timing size. (Correctness cases are
