@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "named_enum.hpp"
 #include "stats.hpp"
 
 namespace memlabs {
@@ -174,6 +175,9 @@ inline bool read_request_option(RefereeRequest& r, const std::string& key, const
 // no_device; failed (its "failure" says what failed, and whose it was); error
 // (it ended before it could say: never written by a finished run).
 enum class RefereeStatus { ok, mismatch, timed_failure, interference, usage, no_device, failed, error };
+inline constexpr RefereeStatus kEveryRefereeStatus[] = {
+    RefereeStatus::ok,    RefereeStatus::mismatch,  RefereeStatus::timed_failure, RefereeStatus::interference,
+    RefereeStatus::usage, RefereeStatus::no_device, RefereeStatus::failed,        RefereeStatus::error};
 inline const char* name_of(RefereeStatus s) {
   switch (s) {
     case RefereeStatus::ok:
@@ -197,15 +201,7 @@ inline const char* name_of(RefereeStatus s) {
 }
 inline void to_json(nlohmann::json& j, RefereeStatus s) { j = name_of(s); }
 inline void from_json(const nlohmann::json& j, RefereeStatus& s) {
-  const std::string name = j.get<std::string>();
-  for (RefereeStatus r :
-       {RefereeStatus::ok, RefereeStatus::mismatch, RefereeStatus::timed_failure, RefereeStatus::interference,
-        RefereeStatus::usage, RefereeStatus::no_device, RefereeStatus::failed, RefereeStatus::error})
-    if (name == name_of(r)) {
-      s = r;
-      return;
-    }
-  throw std::runtime_error("a referee status outside the protocol \"" + name + "\"");
+  s = enum_from_json(j, kEveryRefereeStatus, "referee status");
 }
 
 // Every request the referee makes of a program's server (serve.cpp) and of
@@ -242,11 +238,7 @@ inline const char* name_of(Op op) {
   return "?";  // not reached: every Op is named above
 }
 // The request named `name`, or nothing for a name outside the protocol.
-inline std::optional<Op> op_named(const std::string& name) {
-  for (Op op : kEveryOp)
-    if (name == name_of(op)) return op;
-  return std::nullopt;
-}
+inline std::optional<Op> op_named(const std::string& name) { return enum_named(name, kEveryOp); }
 inline void to_json(nlohmann::json& j, Op op) { j = name_of(op); }
 
 struct FactReport {
@@ -260,6 +252,8 @@ struct FactReport {
 // differs from the oracle's) or bad_output (an output's poison or guards are
 // not as they must be). In JSON by name.
 enum class CaseStatus { running, ok, mismatch, bad_output };
+inline constexpr CaseStatus kEveryCaseStatus[] = {CaseStatus::running, CaseStatus::ok, CaseStatus::mismatch,
+                                                  CaseStatus::bad_output};
 inline const char* name_of(CaseStatus s) {
   switch (s) {
     case CaseStatus::running:
@@ -275,13 +269,7 @@ inline const char* name_of(CaseStatus s) {
 }
 inline void to_json(nlohmann::json& j, CaseStatus s) { j = name_of(s); }
 inline void from_json(const nlohmann::json& j, CaseStatus& s) {
-  const std::string name = j.get<std::string>();
-  for (CaseStatus c : {CaseStatus::running, CaseStatus::ok, CaseStatus::mismatch, CaseStatus::bad_output})
-    if (name == name_of(c)) {
-      s = c;
-      return;
-    }
-  throw std::runtime_error("a case of unknown status \"" + name + "\"");
+  s = enum_from_json(j, kEveryCaseStatus, "case status");
 }
 
 struct CaseReport {

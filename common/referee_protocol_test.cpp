@@ -158,8 +158,7 @@ TEST(Protocol, EveryRequestIsReadBackByItsName) {
   EXPECT_EQ(op_named("launch"), std::nullopt);
   EXPECT_EQ(op_named(""), std::nullopt);
   // A case's status the same way; an unknown one is refused.
-  for (CaseStatus c : {CaseStatus::running, CaseStatus::ok, CaseStatus::mismatch, CaseStatus::bad_output})
-    EXPECT_EQ(json(name_of(c)).get<CaseStatus>(), c);
+  for (CaseStatus c : kEveryCaseStatus) EXPECT_EQ(json(name_of(c)).get<CaseStatus>(), c);
   EXPECT_ANY_THROW(json("fine").get<CaseStatus>());
 }
 

@@ -76,6 +76,8 @@ struct BatchSettings {
 // the machinery (not_graded: no GPU here, or a step a tool could not grade),
 // where no score is recorded.
 enum class RowStatus { graded, rejected, error, not_graded };
+inline constexpr RowStatus kEveryRowStatus[] = {RowStatus::graded, RowStatus::rejected, RowStatus::error,
+                                                RowStatus::not_graded};
 // As results/<id>.json, the gradebooks and the terminal write it: "graded", ...
 const char* name_of(RowStatus status);
 void to_json(nlohmann::json& j, RowStatus status);

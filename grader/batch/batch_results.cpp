@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "batch.hpp"
+#include "named_enum.hpp"
 #include "sha256.hpp"
 
 namespace fs = std::filesystem;
@@ -64,13 +65,7 @@ const char* name_of(RowStatus status) {
 void to_json(json& j, RowStatus status) { j = name_of(status); }
 
 void from_json(const json& j, RowStatus& status) {
-  const std::string name = j.get<std::string>();
-  for (RowStatus s : {RowStatus::graded, RowStatus::rejected, RowStatus::error, RowStatus::not_graded})
-    if (name == name_of(s)) {
-      status = s;
-      return;
-    }
-  throw std::runtime_error("a batch row of unknown status \"" + name + "\"");
+  status = memlabs::enum_from_json(j, kEveryRowStatus, "batch row status");
 }
 
 BatchRow row_from_json(const json& j) {
