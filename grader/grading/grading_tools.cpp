@@ -108,7 +108,7 @@ CheckResult sanitizer_result(const Check& c, const std::vector<SanitizerRun>& do
       } else {
         r.details.push_back("also " + t.tool + ": " + first + more);
       }
-    } else if (!t.log.summary_seen || (!t.outcome.ok() && t.outcome.category != RunCategory::mismatch)) {
+    } else if (!t.log.summary_seen || !t.outcome.ok()) {
       // The tool did not get to the end: the program crashed or hung under it.
       if (r.status == Outcome::pass) {
         r.status = Outcome::fail;

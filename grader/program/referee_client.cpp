@@ -76,11 +76,7 @@ std::pair<RunCategory, std::string> explain_failure(const json& f, const std::st
     return {RunCategory::no_result,
             who + " ended (" + f.value("ending", std::string("?")) + ")" + in_case +
                 " before it finished: does the code call exit(), abort() or cudaDeviceReset()?"};
-  if (kind == "cuda_error") {
-    const json error = f.value("error", json::object());
-    const std::string name = error.value("name", "");
-    return {RunCategory::cuda_error, explain_cuda_error(error, who)};
-  }
+  if (kind == "cuda_error") return {RunCategory::cuda_error, explain_cuda_error(f.value("error", json::object()), who)};
   if (kind == "protocol")
     return {RunCategory::protocol,
             who + " broke the protocol with the referee" + in_case + ": " + f.value("message", std::string())};
