@@ -184,11 +184,13 @@ std::string seal_this_process(const SealSpec& s, bool& landlock_applied) {
     l.rlim_cur = l.rlim_max = want;
     if (::setrlimit(RLIMIT_NPROC, &l) != 0) return std::string("cannot limit processes: ") + std::strerror(errno);
   }
-  if (s.change_identity) {
-    if (::setgroups(0, nullptr) != 0 || ::setresgid(s.gid, s.gid, s.gid) != 0 || ::setresuid(s.uid, s.uid, s.uid) != 0)
-      return std::string("cannot become user ") + std::to_string(s.uid) + ": " + std::strerror(errno);
-    if (::geteuid() != s.uid || ::getuid() != s.uid) return "the user did not change";
-  }
+  return s.change_identity ? become_user(s) : "";
+}
+
+std::string become_user(const SealSpec& s) {
+  if (::setgroups(0, nullptr) != 0 || ::setresgid(s.gid, s.gid, s.gid) != 0 || ::setresuid(s.uid, s.uid, s.uid) != 0)
+    return std::string("cannot become user ") + std::to_string(s.uid) + ": " + std::strerror(errno);
+  if (::geteuid() != s.uid || ::getuid() != s.uid) return "the user did not change";
   return "";
 }
 

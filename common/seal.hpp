@@ -65,6 +65,10 @@ std::vector<std::string> library_folders_of_this_environment();
 // `landlock_applied` says whether the allow-list holds.
 std::string seal_this_process(const SealSpec& spec, bool& landlock_applied);
 
+// Becomes spec's uid and gid for good (no groups, every id): the last part of
+// seal_this_process when it changes identity. Returns "" when done, else why not.
+std::string become_user(const SealSpec& spec);
+
 // The launcher's command line for `spec` in front of `program_argv`.
 std::vector<std::string> seal_command(const std::string& launcher, const SealSpec& spec,
                                       const std::vector<std::string>& program_argv);

@@ -5,9 +5,11 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -90,6 +92,72 @@ TEST_F(Seal, SignalsNoProcessOutsideItsSandbox) {
   EXPECT_EQ(sealed(spec(), [&] { return ::kill(outside, SIGKILL) == 0 ? 1 : 0; }), 0);
   ::kill(outside, SIGKILL);
   ::waitpid(outside, nullptr, 0);
+}
+
+// Under a tool the launcher stays as the program's parent, to end every process
+// of the run's user once the program has ended. The program must reach it with
+// no signal: a launcher it stopped or killed left the tool's run broken (a
+// verdict the program chose) and its processes alive.
+TEST_F(Seal, AProgramUnderAToolCanNeitherStopNorKillItsLauncher) {
+  if (::geteuid() != 0) GTEST_SKIP() << "not root: the seal keeps the user";
+  SealSpec s = spec();
+  s.change_identity = true;
+  s.uid = s.gid = 0x60000125;
+  s.under_tool = true;
+  const std::string script = "kill -KILL $PPID 2>/dev/null && exit 3; kill -STOP $PPID 2>/dev/null && exit 4; exit 7";
+  const std::vector<std::string> argv = memlabs::seal_command(GRADER_SEAL, s, {"/bin/sh", "-c", script});
+  const pid_t launcher = ::fork();
+  if (launcher == 0) {
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(launcher, &status, WUNTRACED);
+  if (WIFSTOPPED(status)) {
+    ::kill(launcher, SIGKILL);
+    ::waitpid(launcher, &status, 0);
+    FAIL() << "the program stopped its launcher";
+  }
+  ASSERT_FALSE(WIFSIGNALED(status)) << "the program killed its launcher (signal " << WTERMSIG(status) << ")";
+  EXPECT_EQ(WEXITSTATUS(status), 7) << "the program's own exit status, after both signals were refused";
+}
+
+// A daemon the program leaves (a new session, its parent gone) ends with the run.
+TEST_F(Seal, NothingOfTheRunsUserOutlivesTheLauncherUnderATool) {
+  if (::geteuid() != 0) GTEST_SKIP() << "not root: the seal keeps the user";
+  SealSpec s = spec();
+  s.change_identity = true;
+  s.uid = s.gid = 0x60000126;
+  s.under_tool = true;
+  const std::vector<std::string> argv =
+      memlabs::seal_command(GRADER_SEAL, s, {"/bin/sh", "-c", "(setsid sleep 60 &); exit 5"});
+  const pid_t launcher = ::fork();
+  if (launcher == 0) {
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(launcher, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 5) << "the program's own exit status";
+  std::size_t left = 0;  // alive: a zombie waits only for whoever adopted it to reap it
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    struct stat st {};
+    if (!std::isdigit(static_cast<unsigned char>(e.path().filename().string()[0])) ||
+        ::stat(e.path().c_str(), &st) != 0 || st.st_uid != s.uid)
+      continue;
+    std::string stat_line;
+    std::getline(std::ifstream(e.path() / "stat"), stat_line);
+    const auto paren = stat_line.rfind(')');
+    if (paren != std::string::npos && paren + 2 < stat_line.size() && stat_line[paren + 2] != 'Z') ++left;
+  }
+  EXPECT_EQ(left, 0u) << "processes of the run's user outlived it";
 }
 
 TEST_F(Seal, BecomesItsOwnUserAsRoot) {

@@ -1,7 +1,8 @@
 // attack: at the timing size it launches a slow transpose (uncoalesced stores) on a stream of its own and returns at
 // attack: once, hoping the timing sees only the stream it handed over; the time of the whole request counts
-// expect: step 2 fails: speedup
-// message: speedup over the baseline at 8192x8192
+// attack: step 1 now finds it first: ncu profiles the timing size too, where the kernel the step names never runs
+// expect: step 1 fails: ncu
+// message: your program never launched transpose_kernel in case 8192x8192
 #include "lab.cuh"
 
 // The padded shared-tile transpose, right for any size.
