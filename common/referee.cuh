@@ -7,7 +7,7 @@
 //
 //   referee list
 //   referee run  --worker W --case C... --seed S [--facts C]... [--variant baseline] [--timeout T]
-//   referee time --worker W --case C --seed S [--cap-s X] [--decide what:threshold]... [--timeout T]
+//   referee time --worker W --case C --seed S [--cap-s X] [--decide ratio:threshold]... [--timeout T]
 //   referee serve --fd 3   (its trusted server; see serve.cuh)
 // plus --stdout F --stderr F (where the worker prints) and the isolation options (isolation.hpp).
 #pragma once

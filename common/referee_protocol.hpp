@@ -23,7 +23,9 @@
 namespace memlabs {
 
 // 3: the timing report is TimingReport (decided_early added), and the result carries "phases".
-inline constexpr int kRefereeProtocol = 3;
+// 4: each ratio goes by its check kind's name (TimedRatio) in the report and in a
+// request, and a timed failure is a TimedFailure.
+inline constexpr int kRefereeProtocol = 4;
 
 // A value read from a submission's output, as the document carries it. JSON has
 // no NaN or infinity (nlohmann would write null), and a wrong kernel makes both:
@@ -37,6 +39,27 @@ inline nlohmann::json value_json(double v) {
 // The median of per-round ratios and its 95 % interval over n rounds: the
 // statistics' own interval (stats.hpp), sent as it is.
 using RatioInterval = Interval;
+
+// The ratios a timing session measures, each under one name everywhere: the
+// timed check kind of lab.json that judges it, its interval and samples in the
+// report, and a request's threshold for it. aa is the baseline timed against
+// itself (how far apart two identical programs' times fall), which no check judges.
+enum class TimedRatio { speedup, fraction_of_peak, fraction_of_library, aa };
+inline constexpr TimedRatio kEveryTimedRatio[] = {TimedRatio::speedup, TimedRatio::fraction_of_peak,
+                                                  TimedRatio::fraction_of_library, TimedRatio::aa};
+inline const char* name_of(TimedRatio r) {
+  switch (r) {
+    case TimedRatio::speedup:
+      return "speedup";
+    case TimedRatio::fraction_of_peak:
+      return "fraction_of_peak";
+    case TimedRatio::fraction_of_library:
+      return "fraction_of_library";
+    case TimedRatio::aa:
+      return "aa";
+  }
+  return "speedup";  // not reached: every TimedRatio is named above
+}
 
 // The baseline beside the submission's program against alone (common/timing.cuh).
 struct Interference {
@@ -52,11 +75,55 @@ struct TimingReport {
   bool converged = false, decided_early = false, extended = false;
   double bytes_moved = 0, flops = 0, overhead_ms = 0, peak_gflops = 0;
   double baseline_ms = 0, candidate_ms = 0, baseline_gbps = 0, candidate_gbps = 0;
-  std::optional<RatioInterval> speedup, aa, fraction, library_fraction;
+  std::optional<RatioInterval> speedup, aa, fraction_of_peak, fraction_of_library;
   std::optional<double> memcpy_ms, memcpy_gbps, library_ms, baseline_gflops, candidate_gflops, library_gflops;
   std::optional<std::string> library;
-  std::vector<double> speedup_samples, fraction_samples, aa_samples;  // per round
+  std::vector<double> speedup_samples, fraction_of_peak_samples, aa_samples;  // per round
   Interference interference;
+};
+
+// Why the candidate's timed launches cannot be counted (result["timed_failure"]),
+// as the referee found when it checked a batch of them (common/timing.cuh): an
+// output wrong against the baseline's, unwritten after the reply, still being
+// written when the reply came (unfinished), written before the request was sent,
+// a guard zone around an output overwritten, or an input changed.
+enum class TimedFailureKind { mismatch, unwritten, unfinished, written_early, canary, modified_input };
+inline constexpr TimedFailureKind kEveryTimedFailureKind[] = {
+    TimedFailureKind::mismatch,      TimedFailureKind::unwritten, TimedFailureKind::unfinished,
+    TimedFailureKind::written_early, TimedFailureKind::canary,    TimedFailureKind::modified_input};
+inline const char* name_of(TimedFailureKind k) {
+  switch (k) {
+    case TimedFailureKind::mismatch:
+      return "mismatch";
+    case TimedFailureKind::unwritten:
+      return "unwritten";
+    case TimedFailureKind::unfinished:
+      return "unfinished";
+    case TimedFailureKind::written_early:
+      return "written_early";
+    case TimedFailureKind::canary:
+      return "canary";
+    case TimedFailureKind::modified_input:
+      return "modified_input";
+  }
+  return "mismatch";  // not reached: every TimedFailureKind is named above
+}
+inline void to_json(nlohmann::json& j, TimedFailureKind k) { j = name_of(k); }
+inline void from_json(const nlohmann::json& j, TimedFailureKind& k) {
+  k = enum_from_json(j, kEveryTimedFailureKind, "timed failure");
+}
+struct TimedFailure {
+  TimedFailureKind kind = TimedFailureKind::mismatch;
+  std::string buffer;       // the output it concerns (the input, for modified_input)
+  std::size_t count = 0;    // its elements (the places sampled, for a sampled scan)
+  std::size_t found = 0;    // of them: wrong (mismatch), unwritten (unwritten, unfinished), written (written_early)
+  std::string first;        // where the first of them is, when known
+  nlohmann::json expected;  // mismatch: the first wrong element's values, as value_json writes them
+  nlohmann::json got;
+  bool sampled = false;              // unfinished: seen at places sampled across every output
+  bool before = false;               // canary: the guard zone before the output (else the one after it)
+  std::size_t round = 0;             // the round of the timing it happened in (0: the warm-up)
+  std::size_t verified_batches = 0;  // batches on fresh inputs that were right before this one
 };
 
 // ---- the correctness run (result["cases"], one a case) ----
@@ -92,7 +159,7 @@ struct Rerun {
 // referee's arguments (request_arguments), and the referee reads them back
 // (read_request_option): one definition for both, thresholds exact.
 struct DecideRule {
-  std::string name;  // the timed kind's decide name: "speedup", "fraction", "library"
+  TimedRatio ratio = TimedRatio::speedup;
   double threshold = 0;
 };
 struct RefereeRequest {
@@ -129,7 +196,8 @@ inline std::vector<std::string> request_arguments(const RefereeRequest& r) {
   a.insert(a.end(), {"--seed", std::to_string(r.seed)});
   if (r.variant != "candidate") a.insert(a.end(), {"--variant", r.variant});
   if (r.mode == "time") a.insert(a.end(), {"--cap-s", protocol_detail::exact(r.cap_s)});
-  for (const auto& d : r.decide) a.insert(a.end(), {"--decide", d.name + ":" + protocol_detail::exact(d.threshold)});
+  for (const auto& d : r.decide)
+    a.insert(a.end(), {"--decide", std::string(name_of(d.ratio)) + ":" + protocol_detail::exact(d.threshold)});
   return a;
 }
 
@@ -158,11 +226,14 @@ inline bool read_request_option(RefereeRequest& r, const std::string& key, const
     whole(value);
   } else if (key == "--decide") {
     const auto colon = value.find(':');
-    if (colon == std::string::npos) throw std::invalid_argument("--decide wants what:threshold");
+    if (colon == std::string::npos) throw std::invalid_argument("--decide wants ratio:threshold");
+    const std::optional<TimedRatio> ratio = enum_named(value.substr(0, colon), kEveryTimedRatio);
+    if (!ratio || *ratio == TimedRatio::aa)
+      throw std::invalid_argument("--decide: no timed check judges \"" + value.substr(0, colon) + "\"");
     const std::string threshold = value.substr(colon + 1);
     const double t = std::stod(threshold, &used);
     whole(threshold);
-    r.decide.push_back({value.substr(0, colon), t});
+    r.decide.push_back({*ratio, t});
   } else {
     return false;
   }
@@ -282,14 +353,19 @@ struct CaseReport {
   bool finished() const { return status != CaseStatus::running; }
 };
 
-// The interval a timed check reads, by its name in the report ("speedup",
-// "fraction", "library_fraction", "aa"); nullptr for another name.
-inline const std::optional<RatioInterval>* interval_named(const TimingReport& t, const std::string& name) {
-  if (name == "speedup") return &t.speedup;
-  if (name == "fraction") return &t.fraction;
-  if (name == "library_fraction") return &t.library_fraction;
-  if (name == "aa") return &t.aa;
-  return nullptr;
+// A ratio's interval in the report: absent where nothing was timed.
+inline const std::optional<RatioInterval>& interval_of(const TimingReport& t, TimedRatio r) {
+  switch (r) {
+    case TimedRatio::speedup:
+      return t.speedup;
+    case TimedRatio::fraction_of_peak:
+      return t.fraction_of_peak;
+    case TimedRatio::fraction_of_library:
+      return t.fraction_of_library;
+    case TimedRatio::aa:
+      return t.aa;
+  }
+  return t.speedup;  // not reached: every TimedRatio is read above
 }
 
 // ---- JSON, one definition for the writer and the reader ----
@@ -304,6 +380,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(OutputReport, name, dtype, count, unwritten, 
                                    max_rel_error, first)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Rerun, output, changed, count)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FactReport, name, ok, detail)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TimedFailure, kind, buffer, count, found, first, expected, got, sampled, before,
+                                   round, verified_batches)
 
 namespace protocol_detail {
 
@@ -350,16 +428,17 @@ inline void to_json(nlohmann::json& j, const TimingReport& t) {
        {"baseline_gbps", t.baseline_gbps},
        {"candidate_gbps", t.candidate_gbps},
        {"peak_gflops", t.peak_gflops},
-       {"samples", {{"speedup", t.speedup_samples}, {"fraction", t.fraction_samples}, {"aa", t.aa_samples}}},
+       {"samples",
+        {{"speedup", t.speedup_samples}, {"fraction_of_peak", t.fraction_of_peak_samples}, {"aa", t.aa_samples}}},
        {"interference", t.interference}};
   put_or_null(j, "speedup", t.speedup);
   put_or_null(j, "aa", t.aa);
-  put_or_null(j, "fraction", t.fraction);
+  put_or_null(j, "fraction_of_peak", t.fraction_of_peak);
   put_if(j, "memcpy_ms", t.memcpy_ms);
   put_if(j, "memcpy_gbps", t.memcpy_gbps);
   put_if(j, "library", t.library);
   put_if(j, "library_ms", t.library_ms);
-  if (t.library) put_or_null(j, "library_fraction", t.library_fraction);
+  if (t.library) put_or_null(j, "fraction_of_library", t.fraction_of_library);
   put_if(j, "baseline_gflops", t.baseline_gflops);
   put_if(j, "candidate_gflops", t.candidate_gflops);
   put_if(j, "library_gflops", t.library_gflops);
@@ -389,20 +468,20 @@ inline void from_json(const nlohmann::json& j, TimingReport& t) {
   j.at("peak_gflops").get_to(t.peak_gflops);
   const auto& samples = j.at("samples");
   samples.at("speedup").get_to(t.speedup_samples);
-  samples.at("fraction").get_to(t.fraction_samples);
+  samples.at("fraction_of_peak").get_to(t.fraction_of_peak_samples);
   samples.at("aa").get_to(t.aa_samples);
   j.at("interference").get_to(t.interference);
   j.at("speedup");  // present, possibly null
   j.at("aa");
-  j.at("fraction");
+  j.at("fraction_of_peak");
   get_optional(j, "speedup", t.speedup);
   get_optional(j, "aa", t.aa);
-  get_optional(j, "fraction", t.fraction);
+  get_optional(j, "fraction_of_peak", t.fraction_of_peak);
   get_optional(j, "memcpy_ms", t.memcpy_ms);
   get_optional(j, "memcpy_gbps", t.memcpy_gbps);
   get_optional(j, "library", t.library);
   get_optional(j, "library_ms", t.library_ms);
-  get_optional(j, "library_fraction", t.library_fraction);
+  get_optional(j, "fraction_of_library", t.fraction_of_library);
   get_optional(j, "baseline_gflops", t.baseline_gflops);
   get_optional(j, "candidate_gflops", t.candidate_gflops);
   get_optional(j, "library_gflops", t.library_gflops);

@@ -23,7 +23,7 @@ TimingReport a_report() {
   t.candidate_gbps = 2747;
   t.speedup = RatioInterval{6.68, 6.52, 6.85, 6};
   t.aa = RatioInterval{1.02, 0.96, 1.04, 6};
-  t.fraction = RatioInterval{0.91, 0.906, 0.93, 6};
+  t.fraction_of_peak = RatioInterval{0.91, 0.906, 0.93, 6};
   t.memcpy_ms = 0.179;
   t.memcpy_gbps = 2990;
   t.speedup_samples = {6.5, 6.7, 6.8};
@@ -41,16 +41,16 @@ TEST(RefereeProtocol, ATimingReportReadsBackAsItWasWritten) {
   ASSERT_TRUE(back.speedup);
   EXPECT_DOUBLE_EQ(back.speedup->lo, 6.52);
   EXPECT_FALSE(back.library) << "no library was timed";
-  EXPECT_FALSE(j.contains("library_fraction")) << "written only where a library was timed";
+  EXPECT_FALSE(j.contains("fraction_of_library")) << "written only where a library was timed";
   EXPECT_DOUBLE_EQ(back.interference.ratio, 1.016);
 }
 
 TEST(RefereeProtocol, AnIntervalWithNoSamplesTravelsAsNull) {
   TimingReport t = a_report();
-  t.fraction.reset();  // no copy fitted in memory
+  t.fraction_of_peak.reset();  // no copy fitted in memory
   const json j = t;
-  EXPECT_TRUE(j.at("fraction").is_null());
-  EXPECT_FALSE(j.get<TimingReport>().fraction);
+  EXPECT_TRUE(j.at("fraction_of_peak").is_null());
+  EXPECT_FALSE(j.get<TimingReport>().fraction_of_peak);
 }
 
 TEST(RefereeProtocol, AMissingKeyIsAnErrorThatNamesIt) {
@@ -72,13 +72,37 @@ TEST(RefereeProtocol, AValueOfTheWrongTypeIsAnError) {
   EXPECT_THROW((void)j.get<TimingReport>(), json::exception);
 }
 
-TEST(RefereeProtocol, ATimedCheckFindsItsIntervalByName) {
+TEST(RefereeProtocol, EachRatioHasItsIntervalUnderItsOwnName) {
   const TimingReport t = a_report();
-  ASSERT_NE(interval_named(t, "speedup"), nullptr);
-  EXPECT_DOUBLE_EQ((*interval_named(t, "speedup"))->median, 6.68);
-  EXPECT_DOUBLE_EQ((*interval_named(t, "fraction"))->median, 0.91);
-  EXPECT_FALSE(*interval_named(t, "library_fraction"));
-  EXPECT_EQ(interval_named(t, "latency"), nullptr);
+  const json j = t;
+  EXPECT_DOUBLE_EQ(interval_of(t, TimedRatio::speedup)->median, 6.68);
+  EXPECT_DOUBLE_EQ(interval_of(t, TimedRatio::fraction_of_peak)->median, 0.91);
+  EXPECT_FALSE(interval_of(t, TimedRatio::fraction_of_library));
+  for (TimedRatio r : kEveryTimedRatio) {
+    EXPECT_EQ(enum_named(name_of(r), kEveryTimedRatio), r);
+    if (interval_of(t, r)) EXPECT_EQ(j.at(name_of(r)).at("median"), interval_of(t, r)->median) << name_of(r);
+  }
+}
+
+TEST(RefereeProtocol, ATimedFailureReadsBackByKindAndRefusesAnUnknownOne) {
+  TimedFailure f;
+  f.kind = TimedFailureKind::unfinished;
+  f.buffer = "out";
+  f.count = 4096;
+  f.found = 17;
+  f.first = "[3, 5]";
+  f.verified_batches = 2;
+  json j = f;
+  EXPECT_EQ(j.at("kind"), "unfinished");
+  const TimedFailure back = j.get<TimedFailure>();
+  EXPECT_EQ(json(back), j);
+  EXPECT_EQ(back.kind, TimedFailureKind::unfinished);
+  EXPECT_EQ(back.found, 17u);
+  j["kind"] = "late";
+  EXPECT_THROW((void)j.get<TimedFailure>(), std::runtime_error);
+  j = f;
+  j.erase("verified_batches");
+  EXPECT_THROW((void)j.get<TimedFailure>(), json::exception) << "every key is required";
 }
 
 CaseReport a_case() {
@@ -171,7 +195,9 @@ TEST(Protocol, ARequestReadsBackAsItWasWritten) {
   r.seed = 0xfedcba9876543210ull;
   r.variant = "baseline";
   r.cap_s = 2.5;
-  r.decide = {{"speedup", 1.15}, {"fraction", 0.6421387559}, {"fraction", 0.6421387559 * 1.25}};
+  r.decide = {{TimedRatio::speedup, 1.15},
+              {TimedRatio::fraction_of_peak, 0.6421387559},
+              {TimedRatio::fraction_of_peak, 0.6421387559 * 1.25}};
   const std::vector<std::string> args = request_arguments(r);
   RefereeRequest back;
   back.mode = args.at(0);
@@ -180,7 +206,7 @@ TEST(Protocol, ARequestReadsBackAsItWasWritten) {
   EXPECT_EQ(back.seed, r.seed);
   ASSERT_EQ(back.decide.size(), 3u);
   for (std::size_t i = 0; i < 3; ++i) {
-    EXPECT_EQ(back.decide[i].name, r.decide[i].name);
+    EXPECT_EQ(back.decide[i].ratio, r.decide[i].ratio);
     EXPECT_EQ(back.decide[i].threshold, r.decide[i].threshold) << "exact, not rounded";
   }
   RefereeRequest run;
@@ -196,6 +222,8 @@ TEST(Protocol, ARequestReadsBackAsItWasWritten) {
   EXPECT_THROW(read_request_option(bad, "--cap-s", "3x"), std::invalid_argument);
   EXPECT_THROW(read_request_option(bad, "--decide", "speedup"), std::invalid_argument);
   EXPECT_THROW(read_request_option(bad, "--decide", "speedup:1.1.5"), std::invalid_argument);
+  EXPECT_THROW(read_request_option(bad, "--decide", "fraction:0.5"), std::invalid_argument) << "no such ratio";
+  EXPECT_THROW(read_request_option(bad, "--decide", "aa:1"), std::invalid_argument) << "no check judges aa";
   EXPECT_THROW(read_request_option(bad, "--seed", "-"), std::invalid_argument);
 }
 

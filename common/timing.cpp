@@ -39,10 +39,18 @@ std::string seconds_text(double s) {
   return text;
 }
 
-const std::vector<double>& samples_for(const Samples& s, const std::string& what) {
-  if (what == "fraction") return s.fraction;
-  if (what == "library") return s.library_fraction;
-  return s.speedup;
+const std::vector<double>& samples_for(const Samples& s, TimedRatio r) {
+  switch (r) {
+    case TimedRatio::speedup:
+      return s.speedup;
+    case TimedRatio::fraction_of_peak:
+      return s.fraction_of_peak;
+    case TimedRatio::fraction_of_library:
+      return s.fraction_of_library;
+    case TimedRatio::aa:
+      return s.aa;
+  }
+  return s.speedup;  // not reached: every TimedRatio is read above
 }
 
 }  // namespace
@@ -241,8 +249,7 @@ bool TimingSession::round(Samples& s) {
     const bool verified = !unfinished_ && verify(sample);
     part(parts_.checks_s);
     if (!verified) {
-      failure_.detail["round"] = s.rounds + 1;
-      failure_.detail["batches_before"] = candidate_batches_ - 1;
+      failure_.round = s.rounds + 1;
       return false;
     }
   }
@@ -260,12 +267,12 @@ bool TimingSession::round(Samples& s) {
   if (copy_bytes_ > 0) {
     const double c = 0.5 * (per(2, k_, 0) + per(2, k_, 1));
     s.memcpy_ms.push_back(1e3 * c);
-    s.fraction.push_back(c / b);
+    s.fraction_of_peak.push_back(c / b);
   }
   if (library_) {
     const double l = 0.5 * (per(3, k_, 0) + per(3, k_, 1));
     s.library_ms.push_back(1e3 * l);
-    s.library_fraction.push_back(l / b);
+    s.fraction_of_library.push_back(l / b);
   }
   ++s.rounds;
   return true;
@@ -274,14 +281,14 @@ bool TimingSession::round(Samples& s) {
 bool TimingSession::all_converged() const {
   const double target = 0.02;
   if (median_interval(s_.speedup).relative_half_width() > target) return false;
-  if (!s_.fraction.empty() && median_interval(s_.fraction).relative_half_width() > target) return false;
-  if (!s_.library_fraction.empty() && median_interval(s_.library_fraction).relative_half_width() > target) return false;
+  for (const std::vector<double>* v : {&s_.fraction_of_peak, &s_.fraction_of_library})
+    if (!v->empty() && median_interval(*v).relative_half_width() > target) return false;
   return true;
 }
 
 bool TimingSession::any_undecided() const {
-  for (const auto& [what, threshold] : a_.decide) {
-    const auto& v = samples_for(s_, what);
+  for (const auto& [ratio, threshold] : a_.decide) {
+    const auto& v = samples_for(s_, ratio);
     if (!v.empty() && decide(median_interval(v), threshold) == Decision::undecided) return true;
   }
   return false;

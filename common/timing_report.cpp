@@ -39,8 +39,9 @@ double peak_gflops() {
 
 void TimingSession::fail(json& result) {
   result["status"] = RefereeStatus::timed_failure;
-  result["timed_failure"] = {
-      {"kind", failure_.kind}, {"detail", failure_.detail}, {"verified_batches", candidate_batches_ - 1}};
+  TimedFailure f = failure_;
+  f.verified_batches = candidate_batches_ - 1;
+  result["timed_failure"] = f;
 }
 
 // The plain copy's and the library's times, and the rates of every program timed.
@@ -53,7 +54,7 @@ void TimingSession::add_rates(TimingReport& t) const {
   if (library_) {
     t.library = p.library_name();
     t.library_ms = median_of(s_.library_ms);
-    t.library_fraction = interval_of(s_.library_fraction);
+    t.fraction_of_library = interval_of(s_.fraction_of_library);
   }
   if (p.flops() > 0) {
     t.baseline_gflops = p.flops() / (t.baseline_ms * 1e6);
@@ -96,10 +97,10 @@ void TimingSession::report(json& result, double wall, double total) {
   t.candidate_ms = cand;
   t.speedup = interval_of(s_.speedup);
   t.aa = interval_of(s_.aa);
-  t.fraction = interval_of(s_.fraction);
+  t.fraction_of_peak = interval_of(s_.fraction_of_peak);
   t.peak_gflops = peak_gflops();
   t.speedup_samples = s_.speedup;
-  t.fraction_samples = s_.fraction;
+  t.fraction_of_peak_samples = s_.fraction_of_peak;
   t.aa_samples = s_.aa;
   add_rates(t);
   t.interference = {solo, base, slowdown, interference_limit_, speedup_scale};

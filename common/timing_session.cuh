@@ -28,14 +28,8 @@ inline double median_of(std::vector<double> v) { return v.empty() ? 0 : median_i
 // The ratio samples of the rounds so far, per-launch times with N taken off.
 struct Samples {
   std::vector<double> baseline_ms, candidate_ms, memcpy_ms, library_ms, overhead_ms;
-  std::vector<double> speedup, fraction, library_fraction, aa;
+  std::vector<double> speedup, fraction_of_peak, fraction_of_library, aa;
   std::size_t rounds = 0;
-};
-
-// Why the candidate's timed runs cannot be trusted to be real work.
-struct TimedFailure {
-  std::string kind;  // "mismatch", "unwritten", "unfinished", "written_early", "canary", "modified_input"
-  nlohmann::json detail;
 };
 
 class TimingSession {

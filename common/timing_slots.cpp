@@ -36,6 +36,17 @@ bool every_output(std::vector<std::unique_ptr<Problem>>& sets, std::size_t k, cu
   return true;
 }
 
+// An output whose scan found elements still unwritten.
+TimedFailure unwritten_in(TimedFailureKind kind, const Output& o, const OutputScan& scan) {
+  TimedFailure f;
+  f.kind = kind;
+  f.buffer = o.name();
+  f.found = scan.unwritten;
+  f.count = o.count();
+  f.first = format_index(scan.first_unwritten, o.dims());
+  return f;
+}
+
 }  // namespace
 
 // A slot ends when this process sees the outputs written, not when a server
@@ -73,11 +84,12 @@ double TimingSession::flushed(ServerProcess& server, const json& request, const 
   if (untrusted) pause_worker();
   if (untrusted && left && !unfinished_) {
     unfinished_ = true;
-    failure_ = {"unfinished",
-                {{"output", "its outputs"},
-                 {"unwritten", left},
-                 {"count", candidate_outputs().size() * kCompletionSamples},
-                 {"sampled", true}}};
+    failure_ = {};
+    failure_.kind = TimedFailureKind::unfinished;
+    failure_.buffer = "its outputs";
+    failure_.found = left;
+    failure_.count = candidate_outputs().size() * kCompletionSamples;
+    failure_.sampled = true;
   }
   return reply.value("seconds", 0.0) + probe_s;
 }
@@ -135,7 +147,11 @@ double TimingSession::slot_candidate() {
 bool TimingSession::untouched_before_request() {
   return every_output(candidate_sets_, k_, stream_, [&](const Output& o, const OutputScan& scan) {
     if (scan.unwritten == o.count()) return true;
-    failure_ = {"written_early", {{"output", o.name()}, {"written", o.count() - scan.unwritten}, {"count", o.count()}}};
+    failure_ = {};
+    failure_.kind = TimedFailureKind::written_early;
+    failure_.buffer = o.name();
+    failure_.found = o.count() - scan.unwritten;
+    failure_.count = o.count();
     return false;
   });
 }
@@ -149,11 +165,7 @@ bool TimingSession::untouched_before_request() {
 bool TimingSession::finished_at_reply() {
   return every_output(candidate_sets_, k_, stream_, [&](const Output& o, const OutputScan& scan) {
     if (scan.unwritten == 0) return true;
-    failure_ = {"unfinished",
-                {{"output", o.name()},
-                 {"unwritten", scan.unwritten},
-                 {"count", o.count()},
-                 {"first", format_index(scan.first_unwritten, o.dims())}}};
+    failure_ = unwritten_in(TimedFailureKind::unfinished, o, scan);
     return false;
   });
 }
@@ -222,21 +234,22 @@ bool TimingSession::verify(const std::vector<std::size_t>& sample) {
     const auto ins = c.inputs();
     for (std::size_t i = 0; i < ins.size(); ++i)
       if (is_device_memory(ins[i].data) && device_digest(ins[i].data, ins[i].bytes, stream_) != input_digests_[k][i]) {
-        failure_ = {"modified_input", {{"input", ins[i].name}}};
+        failure_ = {};
+        failure_.kind = TimedFailureKind::modified_input;
+        failure_.buffer = ins[i].name;
         return false;
       }
     for (auto* o : c.outputs()) {
       const OutputScan scan = scan_output(*o, stream_);
       if (scan.unwritten) {
-        failure_ = {"unwritten",
-                    {{"output", o->name()},
-                     {"unwritten", scan.unwritten},
-                     {"count", o->count()},
-                     {"first", format_index(scan.first_unwritten, o->dims())}}};
+        failure_ = unwritten_in(TimedFailureKind::unwritten, *o, scan);
         return false;
       }
       if (!scan.guard_before_intact || !scan.guard_after_intact) {
-        failure_ = {"canary", {{"output", o->name()}, {"before", !scan.guard_before_intact}}};
+        failure_ = {};
+        failure_.kind = TimedFailureKind::canary;
+        failure_.buffer = o->name();
+        failure_.before = !scan.guard_before_intact;
         return false;
       }
     }
@@ -248,13 +261,14 @@ bool TimingSession::verify(const std::vector<std::size_t>& sample) {
       const DeviceComparison cmp = compare_outputs(*want[j], *got[j], kCompareScale, stream_);
       ++verified_outputs_;
       if (cmp.mismatches) {
-        failure_ = {"mismatch",
-                    {{"output", got[j]->name()},
-                     {"mismatches", cmp.mismatches},
-                     {"count", got[j]->count()},
-                     {"where", format_index(cmp.first, got[j]->dims())},
-                     {"expected", value_json(cmp.expected)},
-                     {"got", value_json(cmp.got)}}};
+        failure_ = {};
+        failure_.kind = TimedFailureKind::mismatch;
+        failure_.buffer = got[j]->name();
+        failure_.found = cmp.mismatches;
+        failure_.count = got[j]->count();
+        failure_.first = format_index(cmp.first, got[j]->dims());
+        failure_.expected = value_json(cmp.expected);
+        failure_.got = value_json(cmp.got);
         return false;
       }
     }

@@ -319,7 +319,7 @@ TEST(StaticReferee, ReadsTheRequestTheGraderWritesBeforeAnyGpuWork) {
   request.mode = "time";
   request.variant = "baseline";
   request.cases = {"8192x8192"};
-  request.decide = {{"speedup", 1.15}};
+  request.decide = {{memlabs::TimedRatio::speedup, 1.15}};
   std::vector<std::string> args = memlabs::request_arguments(request);
   const auto cap = std::find(args.begin(), args.end(), "--cap-s");
   ASSERT_NE(cap, args.end());

@@ -23,7 +23,7 @@ std::map<std::string, double> timed_medians(const Manifest& m, const GradeReport
     if (!is_timed(c)) return;
     const auto t = timings.find(c.case_name);
     if (t == timings.end()) return;
-    const json& interval = t->second->value(timing_interval_key(c.kind), json());
+    const json& interval = t->second->value(memlabs::name_of(timed_ratio(c.kind)), json());
     if (interval.is_object() && interval.contains("median") && interval.at("median").is_number())
       out[timed_check_id(step, c)] = interval.at("median").get<double>();
   };
@@ -39,7 +39,7 @@ bool calibrates_with(const FixtureExpectation& e, const Manifest& m) {
   if (e.kind == FixtureExpectation::all_pass) return true;
   if (e.kind != FixtureExpectation::step_fails) return false;
   const CheckKindTraits* k = check_kind_traits(e.check);
-  return k && k->timed && m.find_step(e.step);
+  return k && k->ratio && m.find_step(e.step);
 }
 
 std::map<std::string, CalibratedCheck> calibrate_lab(const Manifest& m, const LabCalibrationGrades& grades,

@@ -224,7 +224,7 @@ std::vector<LintItem> margin_items(const Manifest& m, const GradeReport* solutio
     if (!is_timed(c)) return;
     const std::string id = "margin:step" + std::to_string(step) + ":" + name_of(c.kind) + ":" + c.case_name;
     const auto t = timing_of_case.find(c.case_name);
-    const std::string key = timing_interval_key(c.kind);
+    const std::string key = memlabs::name_of(timed_ratio(c.kind));
     if (t == timing_of_case.end())
       out.push_back(make_item(id, LintStatus::fail,
                               "the solution's grade has no timing of " + c.case_name + " (see solution_passes)"));

@@ -17,13 +17,12 @@ namespace grader {
 
 LintItem lint_symptom_hints(const Manifest& m) {
   // A hint keyed by a symptom no check reports is never shown: usually a typo.
-  const auto& known = known_symptoms();
   std::vector<std::string> problems;
   std::size_t hints = 0;
   const auto look = [&](const std::map<std::string, std::string>& h, const std::string& where) {
     for (const auto& [symptom, text] : h) {
       ++hints;
-      if (std::find(known.begin(), known.end(), symptom) == known.end())
+      if (!symptom_named(symptom))
         problems.push_back(where + ": \"" + symptom + "\" is not a symptom any check reports");
     }
   };

@@ -59,7 +59,7 @@ std::vector<std::string> failing_checks(const GradeReport& r) {
     for (const auto& c : st.checks)
       if (c.status == Outcome::fail)
         out.push_back("step " + std::to_string(st.id) + " fails: " + name_of(c.kind) +
-                      (c.symptom.empty() ? "" : " (" + c.symptom + ")") + ": " + c.summary);
+                      (c.symptom ? std::string(" (") + name_of(*c.symptom) + ")" : std::string()) + ": " + c.summary);
   return out;
 }
 

@@ -312,7 +312,7 @@ TEST(MarginItem, PassesFailsOrWarns) {
 GradeReport timed_solution(double speedup, double fraction) {
   const json timing = {{"rounds", 6},
                        {"speedup", {{"median", speedup}, {"lo", speedup}, {"hi", speedup}, {"n", 6}}},
-                       {"fraction", {{"median", fraction}, {"lo", fraction}, {"hi", fraction}, {"n", 6}}}};
+                       {"fraction_of_peak", {{"median", fraction}, {"lo", fraction}, {"hi", fraction}, {"n", 6}}}};
   GradeReport r;
   r.steps = {{1, "Stage a tile", 1, Outcome::pass, {CheckResult{}, CheckResult{}}, ""},
              {2, "Fast", 1, Outcome::pass, {CheckResult{}}, ""},

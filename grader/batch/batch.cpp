@@ -108,12 +108,18 @@ void read_child_grade(const ChildResult& r, const ChildOptions& o, const BatchSe
   }
   const std::string schema = out.is_object() ? out.value("schema", "") : "";
   if (schema == "cuda-memory-labs/grade/1") {
+    try {
+      set_report(row, std::move(out));
+    } catch (const std::exception& e) {
+      row.status = RowStatus::error;
+      row.reason = "the grader's report does not read as this grader's (" + std::string(e.what()) + ")";
+      return;
+    }
     row.status = RowStatus::graded;
-    if (auto why = not_graded_reason(out)) {
+    if (auto why = not_graded_reason(*row.report)) {
       row.status = RowStatus::not_graded;
       row.reason = *why;
     }
-    row.report = std::move(out);
   } else if (schema == "cuda-memory-labs/error/1") {
     row.status = RowStatus::error;
     row.reason = out.value("error", std::string("the grader reported an error"));
@@ -270,7 +276,7 @@ bool grade_once(const Submission& s, const BatchSettings& settings, BatchRow& ro
     fs::remove_all(*private_dir, ec);
     throw Interrupted();
   }
-  row.report = nullptr;
+  clear_report(row);
   row.reason.clear();
   read_child_grade(r, o, settings, row);
   fs::remove_all(*private_dir, ec);
@@ -284,9 +290,8 @@ bool grade_once(const Submission& s, const BatchSettings& settings, BatchRow& ro
 void grade_without_a_gpu(const Submission& s, const BatchSettings& settings, BatchRow& row) {
   if (!grade_once(s, settings, row, /*static_only=*/true)) return;
   if (row.status == RowStatus::error) return;  // the grade did not finish: say so
-  const json& steps = row.report.is_object() ? row.report.value("steps", json::array()) : json::array();
-  const bool build_failed = row.report.is_object() && row.report.value("exit_code", 0) == kExitBuildFailed;
-  const bool first_fails = !steps.empty() && steps[0].value("status", "") == "fail";
+  const bool build_failed = row.report && row.report->exit_code == kExitBuildFailed;
+  const bool first_fails = row.report && !row.report->steps.empty() && row.report->steps[0].status == Outcome::fail;
   if (build_failed || first_fails) {
     row.status = RowStatus::graded;
     row.reason.clear();
@@ -294,7 +299,7 @@ void grade_without_a_gpu(const Submission& s, const BatchSettings& settings, Bat
   }
   row.status = RowStatus::not_graded;
   row.reason = "no GPU (" + settings.no_gpu_reason + ")";
-  row.report = nullptr;
+  clear_report(row);
 }
 
 }  // namespace
@@ -376,14 +381,13 @@ std::vector<BatchRow> run_batch(const std::vector<Submission>& subs, const Batch
   return rows;
 }
 
-std::optional<std::string> not_graded_reason(const json& grade) {
-  if (grade.value("exit_code", 0) != kExitEnvironment) return std::nullopt;
+std::optional<std::string> not_graded_reason(const GradeReport& grade) {
+  if (grade.exit_code != kExitEnvironment) return std::nullopt;
   // The first check skipped for a reason of its own (an advisory skip is stood in for).
-  for (const auto& step : grade.value("steps", json::array()))
-    for (const auto& c : step.value("checks", json::array()))
-      if (c.value("status", "") == "skipped" && !c.value("advisory", false))
-        return "a step was not graded: " + c.value("kind", std::string("check")) + ": " +
-               c.value("summary", std::string());
+  for (const auto& step : grade.steps)
+    for (const auto& c : step.checks)
+      if (c.status == Outcome::skipped && !c.advisory)
+        return "a step was not graded: " + name_of(c.kind) + ": " + c.summary;
   return "a step was not graded (the grader exited " + std::to_string(kExitEnvironment) + ")";
 }
 

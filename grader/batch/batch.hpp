@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "atomic_file.hpp"
+#include "grading.hpp"
 #include "sandbox.hpp"
 
 namespace grader {
@@ -90,7 +91,12 @@ struct BatchRow {
   std::string hash;
   int hints_used = 0;
   int grader_exit_code = -1;
-  nlohmann::json report;  // the grade/1 document, or null
+  // The grade/1 document as the child grader printed it (its phases too), which
+  // the row's file keeps, and the same document read as a GradeReport, which
+  // every reader of the row uses; null and nothing for a row without a grade.
+  // set_report sets both.
+  nlohmann::json report_document;
+  std::optional<GradeReport> report;
   double seconds = 0;
   bool reused = false;  // read back from an earlier run (not written to the file)
 };
@@ -102,7 +108,11 @@ nlohmann::json row_to_json(const BatchRow& row, const std::string& lab_id, const
 // twice on the program, a tool missing): scoring it would count the step as
 // failed for a measurement that never happened, so the row is not scored and a
 // rerun of the batch grades it again.
-std::optional<std::string> not_graded_reason(const nlohmann::json& grade);
+std::optional<std::string> not_graded_reason(const GradeReport& grade);
+// Sets the row's report from a grade/1 document; throws when it does not read
+// as this grader's (report_from_json), leaving the row without one.
+void set_report(BatchRow& row, nlohmann::json document);
+void clear_report(BatchRow& row);
 BatchRow row_from_json(const nlohmann::json& j);
 
 struct Session;

@@ -45,7 +45,7 @@ json row_to_json(const BatchRow& r, const std::string& lab_id, const std::string
           {"isolation", isolation},
           {"grader_exit_code", r.grader_exit_code},
           {"seconds", r.seconds},
-          {"report", r.report}};
+          {"report", r.report_document}};
 }
 
 const char* name_of(RowStatus status) {
@@ -78,8 +78,20 @@ BatchRow row_from_json(const json& j) {
   r.hints_used = j.value("hints_used", 0);
   r.grader_exit_code = j.value("grader_exit_code", -1);
   r.seconds = j.value("seconds", 0.0);
-  r.report = j.value("report", json());
+  if (const json report = j.value("report", json()); !report.is_null()) set_report(r, report);
   return r;
+}
+
+void set_report(BatchRow& row, json document) {
+  clear_report(row);
+  GradeReport typed = report_from_json(document);
+  row.report_document = std::move(document);
+  row.report = std::move(typed);
+}
+
+void clear_report(BatchRow& row) {
+  row.report_document = nullptr;
+  row.report.reset();
 }
 
 }  // namespace grader

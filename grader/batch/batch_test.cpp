@@ -118,7 +118,12 @@ TEST_F(BatchDir, RowRoundTrips) {
   r.hash = "abc";
   r.hints_used = 2;
   r.grader_exit_code = 1;
-  r.report = {{"schema", "cuda-memory-labs/grade/1"}};
+  GradeReport g;
+  g.seed = 42;
+  g.exit_code = 1;
+  json document = report_to_json(g);
+  document["phases"] = json::array();  // what a child grader adds is kept as it came
+  set_report(r, document);
   const json j = row_to_json(r, "lab07", "bwrap");
   EXPECT_EQ(j["hints_source"], "self-reported");  // the upload's own progress.json
   const BatchRow back = row_from_json(j);
@@ -127,7 +132,12 @@ TEST_F(BatchDir, RowRoundTrips) {
   EXPECT_EQ(back.hash, "abc");
   EXPECT_EQ(back.hints_used, 2);
   EXPECT_EQ(back.grader_exit_code, 1);
-  EXPECT_EQ(back.report, r.report);
+  EXPECT_EQ(back.report_document, document);
+  ASSERT_TRUE(back.report);
+  EXPECT_EQ(back.report->seed, 42u);
+  json unreadable = j;
+  unreadable["report"].erase("steps");
+  EXPECT_THROW(row_from_json(unreadable), std::exception) << "a report that is not this grader's";
   EXPECT_THROW(row_from_json(json{{"schema", "other"}}), std::runtime_error);
 }
 
@@ -151,7 +161,9 @@ TEST_F(BatchDir, RejectsBadOnesAndResumesFinishedRows) {
     old.id = id;
     old.status = RowStatus::graded;
     old.hash = submission_hash(dir / "subs" / "done.cu");
-    old.report = {{"schema", "cuda-memory-labs/grade/1"}, {"marker", id}};
+    GradeReport marked;
+    marked.submission = id;
+    set_report(old, report_to_json(marked));
     write_file_atomically(s.out / "results" / (std::string(id) + ".json"), row_to_json(old, "lab07", "rlimits").dump());
   }
   int reported = 0;
@@ -166,7 +178,8 @@ TEST_F(BatchDir, RejectsBadOnesAndResumesFinishedRows) {
   EXPECT_FALSE(rows[1].reused);
   EXPECT_EQ(rows[2].id, "done");
   EXPECT_TRUE(rows[2].reused);
-  EXPECT_EQ(rows[2].report["marker"], "done");
+  ASSERT_TRUE(rows[2].report);
+  EXPECT_EQ(rows[2].report->submission, "done");
   EXPECT_EQ(rows[3].id, "empty");
   EXPECT_EQ(rows[3].status, RowStatus::rejected);
   for (const char* id : {"bin", "changed", "done", "empty"})
@@ -176,21 +189,23 @@ TEST_F(BatchDir, RejectsBadOnesAndResumesFinishedRows) {
 // A grade that left a step skipped for a reason of its own (exit 4) is no
 // verdict: the row names the first such check, never an advisory one.
 TEST(BatchRows, AGradeWithAStepNotGradedIsNotScored) {
-  json grade = {{"schema", "cuda-memory-labs/grade/1"},
-                {"exit_code", 1},
-                {"steps", json::array({{{"id", 1},
-                                        {"checks", json::array({{{"kind", "ncu"},
-                                                                 {"status", "skipped"},
-                                                                 {"advisory", true},
-                                                                 {"summary", "not measured: ncu was not found"}},
-                                                                {{"kind", "ncu"},
-                                                                 {"status", "skipped"},
-                                                                 {"advisory", false},
-                                                                 {"summary", "not graded: ncu failed twice"}}})}}})}};
+  const auto skipped = [](bool advisory, const std::string& summary) {
+    CheckResult c;
+    c.kind = CheckKind::ncu;
+    c.status = Outcome::skipped;
+    c.advisory = advisory;
+    c.summary = summary;
+    return c;
+  };
+  GradeReport grade;
+  grade.exit_code = 1;
+  grade.steps.resize(1);
+  grade.steps[0].checks = {skipped(true, "not measured: ncu was not found"),
+                           skipped(false, "not graded: ncu failed twice")};
   EXPECT_FALSE(not_graded_reason(grade)) << "a failed step is a verdict";
-  grade["exit_code"] = 0;
+  grade.exit_code = 0;
   EXPECT_FALSE(not_graded_reason(grade));
-  grade["exit_code"] = 4;
+  grade.exit_code = 4;
   const auto why = not_graded_reason(grade);
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("not graded: ncu failed twice"), std::string::npos) << *why;
@@ -202,6 +217,15 @@ TEST(BatchRows, AGradeWithAStepNotGradedIsNotScored) {
 TEST_F(BatchDir, ARowNotGradedByTheMachineIsGradedOnceMore) {
   write("subs/ada.cu", "// a submission\n");
   const fs::path count = dir / "count";
+  GradeReport not_graded;
+  not_graded.exit_code = 4;
+  not_graded.steps.resize(1);
+  not_graded.steps[0].checks.resize(1);
+  not_graded.steps[0].checks[0].kind = CheckKind::sanitizer;
+  not_graded.steps[0].checks[0].status = Outcome::skipped;
+  not_graded.steps[0].checks[0].summary = "not graded: compute-sanitizer could not attach";
+  const std::string not_graded_doc = report_to_json(not_graded).dump(),
+                    graded_doc = report_to_json(GradeReport{}).dump();
   const auto fake_grader = [&](bool recovers) {
     const fs::path script = dir / (recovers ? "recovers.sh" : "never.sh");
     write(script.filename(),
@@ -212,11 +236,12 @@ TEST_F(BatchDir, ARowNotGradedByTheMachineIsGradedOnceMore) {
               "if [ $n -eq 1 ] || [ " +
               (recovers ? "0" : "1") +
               " -eq 1 ]; then\n"
-              "  echo '{\"schema\":\"cuda-memory-labs/grade/1\",\"exit_code\":4,\"steps\":[{\"id\":1,\"checks\":"
-              "[{\"kind\":\"sanitizer\",\"status\":\"skipped\",\"advisory\":false,"
-              "\"summary\":\"not graded: compute-sanitizer could not attach\"}]}]}'; exit 4\n"
+              "  echo '" +
+              not_graded_doc +
+              "'; exit 4\n"
               "fi\n"
-              "echo '{\"schema\":\"cuda-memory-labs/grade/1\",\"exit_code\":0,\"steps\":[]}'\n");
+              "echo '" +
+              graded_doc + "'\n");
     fs::permissions(script, fs::perms::owner_all);
     return script;
   };

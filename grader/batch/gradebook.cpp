@@ -13,45 +13,40 @@ using nlohmann::json;
 namespace grader {
 namespace {
 
-const json* report_step(const BatchRow& row, std::size_t i) {
-  if (!row.report.is_object() || !row.report.contains("steps") || !row.report["steps"].is_array()) return nullptr;
-  const json& steps = row.report["steps"];
-  return i < steps.size() ? &steps[i] : nullptr;
+const StepResult* report_step(const BatchRow& row, std::size_t i) {
+  if (!row.report) return nullptr;
+  return i < row.report->steps.size() ? &row.report->steps[i] : nullptr;
 }
 
-std::string str(const json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
-}
-
-bool build_failed(const BatchRow& row) {
-  if (!row.report.is_object()) return false;
-  const json& b = row.report.value("build", json::object());
-  return b.is_object() && b.contains("student") && b["student"].is_object() && !b["student"].value("ok", true);
-}
+bool build_failed(const BatchRow& row) { return row.report && !row.report->student_build.ok; }
 
 std::string build_failure(const BatchRow& row) {
-  const json& s = row.report["build"]["student"];
-  const std::string diag = first_line(str(s, "diagnostics"));
-  return "build failed" + (str(s, "stage").empty() ? "" : " (" + str(s, "stage") + ")") +
-         (diag.empty() ? "" : ": " + diag);
+  const RunnerBuild& b = row.report->student_build;
+  const std::string diag = first_line(b.diagnostics);
+  return "build failed" + (b.stage.empty() ? "" : " (" + b.stage + ")") + (diag.empty() ? "" : ": " + diag);
 }
 
 // One line per check, for Gradescope's output and JUnit's failure text.
-std::string check_lines(const json& step) {
+std::string check_lines(const StepResult& step) {
   std::string out;
-  for (const auto& c : step.value("checks", json::array())) {
-    out += str(c, "status") + " " + str(c, "kind") + ": " + str(c, "summary") + "\n";
-    for (const auto& d : c.value("details", json::array()))
-      if (d.is_string()) out += "    " + d.get<std::string>() + "\n";
+  for (const auto& c : step.checks) {
+    out += name_of(c.status) + " " + name_of(c.kind) + ": " + c.summary + "\n";
+    for (const auto& d : c.details) out += "    " + d + "\n";
   }
   return out;
 }
 
-// The summary of the first check that failed (or was skipped) in a step.
-std::string failing_summary(const json& step, const std::string& status) {
-  for (const auto& c : step.value("checks", json::array()))
-    if (str(c, "status") == status) return str(c, "kind") + ": " + str(c, "summary");
-  return "";
+// The first check of a step with this status (failed, or skipped).
+const CheckResult* first_check_with(const StepResult& step, Outcome status) {
+  for (const auto& c : step.checks)
+    if (c.status == status) return &c;
+  return nullptr;
+}
+
+// Its summary, after its kind.
+std::string failing_summary(const StepResult& step, Outcome status) {
+  const CheckResult* c = first_check_with(step, status);
+  return c ? name_of(c->kind) + ": " + c->summary : "";
 }
 
 std::string step_name(const Step& s) { return "step " + std::to_string(s.id) + ": " + s.title; }
@@ -85,15 +80,15 @@ std::vector<TimedColumn> timed_columns(const GradebookInfo& info) {
   return cols;
 }
 
-std::string step_status(const BatchRow& row, std::size_t i) {
-  const json* s = report_step(row, i);
-  return s ? str(*s, "status") : std::string();
+std::optional<Outcome> step_status(const BatchRow& row, std::size_t i) {
+  const StepResult* s = report_step(row, i);
+  return s ? std::optional<Outcome>(s->status) : std::nullopt;
 }
 
 double earned_points(const BatchRow& row, const GradebookInfo& info) {
   double p = 0;
   for (std::size_t i = 0; i < info.steps.size(); ++i)
-    if (step_status(row, i) == "pass") p += info.steps[i].points;
+    if (step_status(row, i) == Outcome::pass) p += info.steps[i].points;
   return p;
 }
 
@@ -109,10 +104,10 @@ double final_score(double earned, int hints, double penalty) {
 
 double timed_value(const BatchRow& row, const TimedColumn& col) {
   const double none = std::numeric_limits<double>::quiet_NaN();
-  const json* s = report_step(row, col.step_index);
-  if (!s || !s->contains("checks") || col.check_index >= (*s)["checks"].size()) return none;
-  const json& data = (*s)["checks"][col.check_index].value("data", json::object());
-  const std::string key = timing_interval_key(col.kind);
+  const StepResult* s = report_step(row, col.step_index);
+  if (!s || col.check_index >= s->checks.size()) return none;
+  const json& data = s->checks[col.check_index].data;  // a timed check's: the timing session, by its ratios' names
+  const std::string key = memlabs::name_of(timed_ratio(col.kind));
   if (!data.is_object() || !data.contains(key) || !data[key].is_object()) return none;
   const json& m = data[key].value("median", json());
   return m.is_number() ? m.get<double>() : none;
@@ -176,14 +171,14 @@ std::string row_notes(const BatchRow& row, const GradebookInfo& info) {
   std::vector<std::string> notes;
   if (build_failed(row)) notes.push_back(build_failure(row));
   bool skipped = false;
-  for (std::size_t i = 0; i < info.steps.size(); ++i) skipped = skipped || step_status(row, i) == "skipped";
+  for (std::size_t i = 0; i < info.steps.size(); ++i) skipped = skipped || step_status(row, i) == Outcome::skipped;
   if (skipped) {
-    const std::string why = str(row.report, "no_gpu_reason");
+    const std::string why = row.report && !row.report->device.present ? row.report->device.reason : "";
     notes.push_back("GPU checks skipped" + (why.empty() ? std::string() : " (" + first_line(why) + ")"));
   }
-  const json& cur = row.report.value("current_step", json());
-  if (cur.is_number_integer() && !skipped) notes.push_back("stopped at step " + std::to_string(cur.get<int>()));
-  if (row.report.value("passed", false)) notes.push_back("all steps pass");
+  if (row.report && row.report->current_step && !skipped)
+    notes.push_back("stopped at step " + std::to_string(*row.report->current_step));
+  if (row.report && row.report->exit_code == kExitPass) notes.push_back("all steps pass");
   std::string s;
   for (const auto& n : notes) s += (s.empty() ? "" : "; ") + n;
   return s;
@@ -199,7 +194,7 @@ std::string grades_csv(const std::vector<BatchRow>& rows, const GradebookInfo& i
   os << ",hints_used (" << kHintsSource << "),notes\r\n";
   for (const auto& r : rows) {
     os << csv_field(r.id);
-    for (std::size_t i = 0; i < info.steps.size(); ++i) os << "," << (step_status(r, i) == "pass" ? 1 : 0);
+    for (std::size_t i = 0; i < info.steps.size(); ++i) os << "," << (step_status(r, i) == Outcome::pass ? 1 : 0);
     // No score at all for a row that was not graded: an empty cell, never a 0.
     os << ","
        << (r.status == RowStatus::not_graded
@@ -229,24 +224,24 @@ json gradescope_result(const BatchRow& row, const GradebookInfo& info) {
   json tests = json::array();
   for (std::size_t i = 0; i < info.steps.size(); ++i) {
     const Step& st = info.steps[i];
-    const std::string status = step_status(row, i);
+    const std::optional<Outcome> status = step_status(row, i);
     std::string output;
     if (row.status != RowStatus::graded)
       output = row_notes(row, info);
-    else if (status == "locked")
+    else if (status == Outcome::locked)
       output = "not graded: an earlier step failed";
-    else if (status.empty())
+    else if (!status)
       output = "not graded";
-    else if (const json* s = report_step(row, i))
+    else if (const StepResult* s = report_step(row, i))
       output = check_lines(*s);
     if (i == 0 && row.status == RowStatus::graded && build_failed(row)) {
-      output = build_failure(row) + "\n" + str(row.report["build"]["student"], "diagnostics");
+      output = build_failure(row) + "\n" + row.report->student_build.diagnostics;
     }
-    if (status == "skipped") output = "skipped (no points): " + output;
+    if (status == Outcome::skipped) output = "skipped (no points): " + output;
     tests.push_back({{"name", step_name(st)},
-                     {"score", status == "pass" ? st.points : 0},
+                     {"score", status == Outcome::pass ? st.points : 0},
                      {"max_score", st.points},
-                     {"status", status == "pass" ? "passed" : "failed"},
+                     {"status", status == Outcome::pass ? "passed" : "failed"},
                      {"output", output},
                      {"visibility", "visible"}});
   }
@@ -262,7 +257,7 @@ json gradescope_result(const BatchRow& row, const GradebookInfo& info) {
   extra["hints_used"] = row.hints_used;
   extra["hints_source"] = kHintsSource;
   extra["hint_penalty"] = info.hint_penalty;
-  if (row.report.is_object()) extra["seed"] = row.report.value("seed", json());
+  if (row.report) extra["seed"] = row.report->seed;
   // Not graded (no GPU): no score and no tests, so Gradescope cannot record a 0 as a grade.
   if (row.status == RowStatus::not_graded) return {{"output", output}, {"tests", json::array()}, {"extra_data", extra}};
   return {{"score", score}, {"output", output}, {"tests", tests}, {"extra_data", extra}};
@@ -277,8 +272,8 @@ char junit_testcase(std::ostringstream& cases, const BatchRow& r, const Gradeboo
   const Step& st = info.steps[i];
   cases << "    <testcase classname=\"" << xml_escape(info.lab_id + "." + r.id) << "\" name=\""
         << xml_escape(step_name(st)) << "\" time=\"0\">\n";
-  const std::string status = step_status(r, i);
-  const json* s = report_step(r, i);
+  const std::optional<Outcome> status = step_status(r, i);
+  const StepResult* s = report_step(r, i);
   char outcome = 'p';
   if (r.status == RowStatus::not_graded) {
     // No GPU, or a step a tool could not grade: nothing was measured, so no
@@ -291,21 +286,17 @@ char junit_testcase(std::ostringstream& cases, const BatchRow& r, const Gradeboo
   } else if (i == 0 && build_failed(r)) {
     outcome = 'f';
     cases << "      <failure message=\"" << xml_escape(build_failure(r)) << "\" type=\"build\">"
-          << xml_escape(str(r.report["build"]["student"], "diagnostics")) << "</failure>\n";
-  } else if (status == "fail") {
+          << xml_escape(r.report->student_build.diagnostics) << "</failure>\n";
+  } else if (status == Outcome::fail) {
     outcome = 'f';
-    std::string kind;
-    for (const auto& c : s->value("checks", json::array()))
-      if (str(c, "status") == "fail") {
-        kind = str(c, "kind");
-        break;
-      }
-    cases << "      <failure message=\"" << xml_escape(failing_summary(*s, "fail")) << "\" type=\"" << xml_escape(kind)
-          << "\">" << xml_escape(check_lines(*s)) << "</failure>\n";
-  } else if (status == "skipped") {
+    const CheckResult* failed = first_check_with(*s, Outcome::fail);
+    cases << "      <failure message=\"" << xml_escape(failing_summary(*s, Outcome::fail)) << "\" type=\""
+          << xml_escape(failed ? name_of(failed->kind) : std::string()) << "\">" << xml_escape(check_lines(*s))
+          << "</failure>\n";
+  } else if (status == Outcome::skipped) {
     outcome = 's';
-    cases << "      <skipped message=\"" << xml_escape(failing_summary(*s, "skipped")) << "\"/>\n";
-  } else if (status != "pass") {
+    cases << "      <skipped message=\"" << xml_escape(failing_summary(*s, Outcome::skipped)) << "\"/>\n";
+  } else if (status != Outcome::pass) {
     outcome = 's';
     cases << "      <skipped message=\"locked: an earlier step failed\"/>\n";
   }

@@ -34,8 +34,8 @@ std::vector<TimedColumn> timed_columns(const GradebookInfo& info);
 double earned_points(const BatchRow& row, const GradebookInfo& info);
 // earned - penalty * hints, clamped at 0.
 double final_score(double earned, int hints, double penalty);
-// "pass" | "fail" | "skipped" | "locked" | "" (no report) for the manifest's i-th step.
-std::string step_status(const BatchRow& row, std::size_t step_index);
+// The manifest's i-th step's outcome in the row's report; nothing when the row has no report.
+std::optional<Outcome> step_status(const BatchRow& row, std::size_t step_index);
 // The median of a timed check, or nullopt-like NaN when it was not measured.
 double timed_value(const BatchRow& row, const TimedColumn& column);
 

@@ -21,38 +21,55 @@ GradebookInfo lab_info() {
   return GradebookInfo::from_manifest(parse_manifest(m, "lab.json"), "lab07-bank-conflicts");
 }
 
-json check(const std::string& kind, const std::string& status, const std::string& summary, json data = json::object()) {
-  return {{"kind", kind},  {"status", status}, {"summary", summary}, {"details", json::array()},
-          {"symptom", ""}, {"data", data}};
+CheckResult check(const std::string& kind, const std::string& status, const std::string& summary,
+                  json data = json::object()) {
+  CheckResult c;
+  c.kind = check_kind_traits(kind)->kind;
+  c.status = json(status).get<Outcome>();
+  c.summary = summary;
+  c.data = std::move(data);
+  return c;
 }
 
-BatchRow graded_row(const std::string& id, const std::string& s1, const std::string& s2, const std::string& s3) {
+StepResult step(int id, const std::string& status, std::vector<CheckResult> checks) {
+  StepResult st;
+  st.id = id;
+  st.status = json(status).get<Outcome>();
+  st.checks = std::move(checks);
+  return st;
+}
+
+// A graded row as a batch reads it back: the report as a child grader prints it.
+BatchRow row_of(const std::string& id, const GradeReport& g) {
   BatchRow r;
   r.id = id;
   r.status = RowStatus::graded;
-  json steps = json::array();
-  steps.push_back({{"id", 1},
-                   {"status", s1},
-                   {"checks", json::array({check("ptx", "pass", "k PTX: ld.shared"),
-                                           check("correct", s1, s1 == "pass" ? "matches" : "mismatch at 1x1 <b>")})}});
-  steps.push_back({{"id", 2},
-                   {"status", s2},
-                   {"checks", s2 == "locked" ? json::array()
-                                             : json::array({check(
-                                                   "speedup", s2, "3.8× needs 2.5",
-                                                   {{"speedup", {{"median", 3.8126}, {"lo", 3.7}, {"hi", 3.9}}}})})}});
-  steps.push_back(
-      {{"id", 3},
-       {"status", s3},
-       {"checks", s3 == "locked" ? json::array() : json::array({check("fraction_of_peak", s3, "needs a GPU")})}});
-  r.report = {{"schema", "cuda-memory-labs/grade/1"},
-              {"steps", steps},
-              {"build", {{"student", {{"ok", true}}}}},
-              {"current_step", nullptr},
-              {"passed", false},
-              {"no_gpu_reason", ""},
-              {"seed", 7}};
+  set_report(r, report_to_json(g));
   return r;
+}
+
+GradeReport graded_report(const std::string& s1, const std::string& s2, const std::string& s3) {
+  GradeReport g;
+  g.seed = 7;
+  g.device.present = true;
+  g.student_build.ok = true;
+  g.steps.push_back(step(1, s1,
+                         {check("ptx", "pass", "k PTX: ld.shared"),
+                          check("correct", s1, s1 == "pass" ? "matches" : "mismatch at 1x1 <b>")}));
+  g.steps.push_back(step(
+      2, s2,
+      s2 == "locked" ? std::vector<CheckResult>{}
+                     : std::vector<CheckResult>{check("speedup", s2, "3.8× needs 2.5",
+                                                      {{"speedup", {{"median", 3.8126}, {"lo", 3.7}, {"hi", 3.9}}}})}));
+  g.steps.push_back(step(3, s3,
+                         s3 == "locked" ? std::vector<CheckResult>{}
+                                        : std::vector<CheckResult>{check("fraction_of_peak", s3, "needs a GPU")}));
+  g.exit_code = s1 == "pass" && s2 == "pass" && s3 == "pass" ? kExitPass : 1;
+  return g;
+}
+
+BatchRow graded_row(const std::string& id, const std::string& s1, const std::string& s2, const std::string& s3) {
+  return row_of(id, graded_report(s1, s2, s3));
 }
 
 }  // namespace
@@ -213,10 +230,12 @@ TEST(Gradebook, JunitShowsANotGradedRowAsNotGraded) {
 
 TEST(Gradebook, BuildFailureIsStepOnesFailure) {
   const auto info = lab_info();
-  auto r = graded_row("c", "locked", "locked", "locked");
-  r.report["build"]["student"] = {
-      {"ok", false}, {"stage", "kernel"}, {"diagnostics", "kernel.cu:3: error: expected ';'\nmore"}};
-  r.report["steps"][0]["checks"] = json::array();
+  GradeReport g = graded_report("locked", "locked", "locked");
+  g.student_build = {};
+  g.student_build.stage = "kernel";
+  g.student_build.diagnostics = "kernel.cu:3: error: expected ';'\nmore";
+  g.steps[0].checks.clear();
+  const BatchRow r = row_of("c", g);
   const std::string x = junit_xml({r}, info);
   EXPECT_NE(
       x.find("<failure message=\"build failed (kernel): kernel.cu:3: error: expected &apos;;&apos;\" type=\"build\">"),

@@ -118,8 +118,8 @@ std::string markdown(const std::string& lab, const Manifest& m, const Session& s
     }
     const double ms = t.candidate_ms;
     row(r.case_name, r.label, ms, t.candidate_gbps, fl / (ms * 1e6), interval(t.speedup, 1, 2),
-        t.fraction ? fixed(100 * t.fraction->median, 1) : std::string("-"), interval(t.library_fraction, 100, 1),
-        fixed(t.aa ? t.aa->median : 0.0, 3));
+        t.fraction_of_peak ? fixed(100 * t.fraction_of_peak->median, 1) : std::string("-"),
+        interval(t.fraction_of_library, 100, 1), fixed(t.aa ? t.aa->median : 0.0, 3));
   }
   return md.str();
 }

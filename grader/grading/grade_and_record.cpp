@@ -20,7 +20,7 @@ void record_progress(ProgressStore& store, const GradeReport& r) {
   for (const auto& s : r.steps)
     for (const auto& c : s.checks)
       if (c.status == Outcome::pass && is_timed_kind(c.kind)) {
-        const auto& iv = c.data[timing_interval_key(c.kind)];
+        const auto& iv = c.data[memlabs::name_of(timed_ratio(c.kind))];
         if (iv.is_object())
           store.record_best(r.lab_id, name_of(c.kind) + ":" + c.data.value("case", std::string()),
                             iv.value("median", 0.0));

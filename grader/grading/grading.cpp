@@ -18,6 +18,7 @@
 #include "plausibility.hpp"
 #include "red_flags.hpp"
 #include "referee_client.hpp"
+#include "sandbox.hpp"
 #include "sanitizer_report.hpp"
 #include "stats.hpp"
 #include "text.hpp"
@@ -36,7 +37,7 @@ CheckResult LabGrader::skipped(const Check& c, const std::string& why) {
   return r;
 }
 
-CheckResult LabGrader::failed(const Check& c, const std::string& summary, const std::string& symptom) {
+CheckResult LabGrader::failed(const Check& c, const std::string& summary, std::optional<Symptom> symptom) {
   CheckResult r;
   r.kind = c.kind;
   r.status = Outcome::fail;
@@ -126,6 +127,21 @@ std::vector<CheckResult> LabGrader::grade_step(const Step& step) {
   return out;
 }
 
+namespace {
+
+// What names a kept tool report besides the call: the GPU it ran on. Reports of
+// the very same program are reused in a student's own grades (kept_tool_runs.hpp);
+// never in a sandbox, where the grade is the one that counts (""  keeps nothing).
+std::string kept_tool_run_tag(const Session& s, const GradeOptions& o) {
+  if (!o.reuse_tool_runs || isolation_from_environment().enabled()) return "";
+  return s.device.name + " " + s.device.uuid + " " + std::to_string(s.device.driver_version);
+}
+
+}  // namespace
+
+LabGrader::LabGrader(Session& s, const LabInfo& lab, const Manifest& m, const GradeOptions& o)
+    : s_(s), lab_(lab), m_(m), o_(o), tool_runs_(s.builder->settings().cache_dir, kept_tool_run_tag(s, o)) {}
+
 GradeReport LabGrader::run() {
   const auto t0 = std::chrono::steady_clock::now();
   rep_.lab_folder = lab_.folder;
@@ -188,17 +204,16 @@ std::string value_text(const json& v) {
 // The hint that matches what was measured beats the generic next hint: the
 // step's own symptom_hints first, then the lab's.
 std::string symptom_hint(const Manifest& m, const Step& step, const std::vector<CheckResult>& checks) {
-  const auto lookup = [&](const std::string& symptom) -> std::string {
-    if (symptom.empty()) return "";
-    if (auto h = step.symptom_hints.find(symptom); h != step.symptom_hints.end()) return h->second;
-    if (auto h = m.symptom_hints.find(symptom); h != m.symptom_hints.end()) return h->second;
+  const auto lookup = [&](Symptom symptom) -> std::string {
+    if (auto h = step.symptom_hints.find(name_of(symptom)); h != step.symptom_hints.end()) return h->second;
+    if (auto h = m.symptom_hints.find(name_of(symptom)); h != m.symptom_hints.end()) return h->second;
     return "";
   };
-  std::vector<std::string> seen;
+  std::vector<Symptom> seen;
   for (const auto& c : checks)
-    if (c.status == Outcome::fail) seen.push_back(c.symptom);
-  const auto& order = symptom_priority();
-  std::stable_sort(seen.begin(), seen.end(), [&](const std::string& a, const std::string& b) {
+    if (c.status == Outcome::fail && c.symptom) seen.push_back(*c.symptom);
+  const auto& order = symptoms_closest_to_the_cause_first();
+  std::stable_sort(seen.begin(), seen.end(), [&](Symptom a, Symptom b) {
     return std::find(order.begin(), order.end(), a) < std::find(order.begin(), order.end(), b);
   });
   for (const auto& symptom : seen)

@@ -14,7 +14,7 @@
 #include "course.hpp"
 #include "manifest.hpp"
 #include "session.hpp"
-#include "symptoms.hpp"
+#include "symptom.hpp"
 
 namespace grader {
 
@@ -68,7 +68,7 @@ struct CheckResult {
   Outcome status = Outcome::pass;  // pass, fail or skipped
   std::string summary;             // one line
   std::vector<std::string> details;
-  std::string symptom;  // e.g. "implausibly_fast", "unwritten", "canary", "noisy"
+  std::optional<Symptom> symptom;  // what a failing check saw, when it can say
   nlohmann::json data = nlohmann::json::object();
   // Skipped only because an optional tool (ncu) cannot run here: the step's
   // other checks decide it, and the report says what was not measured.

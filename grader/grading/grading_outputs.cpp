@@ -27,17 +27,17 @@ const CaseReport* find_case(const std::vector<CaseReport>& cases, const std::str
 }
 
 // What is wrong with an output the referee checked: unwritten elements or broken guards.
-std::optional<std::pair<std::string, std::string>> output_problem(const OutputReport& out) {
+std::optional<std::pair<std::string, Symptom>> output_problem(const OutputReport& out) {
   if (!out.guard_after_intact)
     return std::make_pair("wrote past the end of `" + out.name + "` (the guard zone after it was overwritten)",
-                          std::string("canary"));
+                          Symptom::canary);
   if (!out.guard_before_intact)
     return std::make_pair("wrote before the start of `" + out.name + "` (the guard zone before it was overwritten)",
-                          std::string("canary"));
+                          Symptom::canary);
   if (out.unwritten > 0)
     return std::make_pair(std::to_string(out.unwritten) + " of " + std::to_string(out.count) + " elements of `" +
                               out.name + "` were never written (first at " + out.first_unwritten + ")",
-                          std::string("unwritten"));
+                          Symptom::unwritten);
   return std::nullopt;
 }
 
@@ -106,7 +106,7 @@ void LabGrader::run_correctness() {
     start_first_timing();
   }
   student_run_ = call_referee(rc);
-  if (student_run_.category == RunCategory::timeout) cancel_tool_runs_ = true;  // each would hang to its own limit
+  if (student_run_.category == RunCategory::timeout) tool_runs_.cancel();  // each would hang to its own limit
   if (gathers_facts && o_.overlap_runs && student_run_.category != RunCategory::timeout) {
     start_tool_runs();
     start_first_timing();
@@ -133,10 +133,10 @@ CheckResult mismatch_in(const Check& c, const CaseReport& got, const OutputRepor
         "this is most often a read outside an input (an index off by one, or a vector load that reaches "
         "past the end)");
   m.data = {{"case", got.name}, {"mismatches", output.mismatches}, {"count", output.count}};
-  m.symptom = "mismatch";
+  m.symptom = Symptom::mismatch;
   // A result that changes from run to run is a race, not a wrong formula.
   if (got.rerun) {
-    m.symptom = "nondeterministic";
+    m.symptom = Symptom::nondeterministic;
     m.details.push_back("a second run with the same inputs gave a different result (" +
                         std::to_string(got.rerun->changed) + " of " + std::to_string(got.rerun->count) +
                         " elements of `" + got.rerun->output +
@@ -153,13 +153,13 @@ std::optional<CheckResult> LabGrader::inputs_touched(const Check& c, const memla
     return failed(c,
                   "case " + got.name + ": your program changed its input `" + join(got.modified_inputs, "`, `") +
                       "` (inputs are read-only)",
-                  "modified_input");
+                  Symptom::modified_input);
   if (!got.written_around_inputs.empty())
     return failed(c,
                   "case " + got.name + ": your program wrote outside its input `" +
                       join(got.written_around_inputs, "`, `") +
                       "` (the guard zone just before or after it was overwritten)",
-                  "canary");
+                  Symptom::canary);
   return std::nullopt;
 }
 
@@ -175,7 +175,7 @@ CheckResult LabGrader::case_did_not_run(const Check& c, const std::string& name)
   r.status = Outcome::fail;
   r.summary = student_run_.message.empty() ? "case " + name + " did not run" : student_run_.message;
   if (!crashed_in.empty() && crashed_in != name) r.summary = "case " + name + " did not run: " + r.summary;
-  r.symptom = student_run_.ok() ? "error" : category_name(student_run_.category);
+  r.symptom = symptom_of(student_run_.category);  // a run that ended well yet failed: error
   return r;
 }
 
@@ -222,8 +222,8 @@ CheckResult LabGrader::check_correct(const Check& c) {
     if (mismatched.size() > 1)
       r.details.push_back("also wrong: " + join({mismatched.begin() + 1, mismatched.end()}, ", "));
     if (!passed.empty()) r.details.push_back("right: " + join(passed, ", "));
-    if (r.symptom == "mismatch" && !aligned_passed.empty() && mismatches_all_unaligned) {
-      r.symptom = "edge_mismatch";
+    if (r.symptom == Symptom::mismatch && !aligned_passed.empty() && mismatches_all_unaligned) {
+      r.symptom = Symptom::edge_mismatch;
       r.details.push_back("wrong only at sizes that are not multiples of 32; right at " + join(aligned_passed, ", "));
     }
     r.data["mismatched_cases"] = mismatched;
@@ -254,7 +254,7 @@ CheckResult LabGrader::check_api(const Check& c) {
   const memlabs::CaseReport* got = find_case(student_run_.cases, c.case_name);
   if (!got || !got->finished())
     return failed(c, student_run_.message.empty() ? "case " + c.case_name + " did not run" : student_run_.message,
-                  student_run_.ok() ? "error" : category_name(student_run_.category));
+                  symptom_of(student_run_.category));
   CheckResult r;
   r.kind = c.kind;
   std::vector<std::string> good;
@@ -282,7 +282,7 @@ CheckResult LabGrader::check_api(const Check& c) {
   else
     r.summary = std::to_string(wanted.size() - good.size()) + " of " + std::to_string(wanted.size()) +
                 " facts do not hold (case " + c.case_name + ")";
-  if (r.status == Outcome::fail) r.symptom = "api";
+  if (r.status == Outcome::fail) r.symptom = Symptom::api;
   return r;
 }
 

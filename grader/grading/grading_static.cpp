@@ -115,7 +115,7 @@ CheckResult LabGrader::check_ptxas(const Check& c) {
   } else {
     r.status = Outcome::fail;
     r.summary = c.kernel + ": " + join(bad, "; ");
-    if (kr.stack_frame > 0 || kr.spill_stores > 0) r.symptom = "local_memory";
+    if (kr.stack_frame > 0 || kr.spill_stores > 0) r.symptom = Symptom::local_memory;
   }
   return r;
 }

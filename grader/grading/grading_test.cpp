@@ -36,7 +36,7 @@ CheckResult failing(const std::string& kind, const std::string& symptom) {
   CheckResult c;
   c.kind = check_kind_traits(kind)->kind;
   c.status = Outcome::fail;
-  c.symptom = symptom;
+  c.symptom = symptom_named(symptom);
   return c;
 }
 
@@ -64,12 +64,12 @@ TEST(SymptomHint, NoHintForPassingChecksOrUnknownSymptoms) {
 }
 
 TEST(SymptomHint, PriorityPutsRacesFirstAndSpeedLast) {
-  const auto& p = symptom_priority();
-  const auto at = [&](const std::string& s) { return std::find(p.begin(), p.end(), s) - p.begin(); };
-  EXPECT_LT(at("race"), at("nondeterministic"));
-  EXPECT_LT(at("nondeterministic"), at("edge_mismatch"));
-  EXPECT_LT(at("edge_mismatch"), at("bank_conflicts"));
-  EXPECT_LT(at("bank_conflicts"), at("implausibly_fast"));
+  const auto& p = symptoms_closest_to_the_cause_first();
+  const auto at = [&](Symptom s) { return std::find(p.begin(), p.end(), s) - p.begin(); };
+  EXPECT_LT(at(Symptom::race), at(Symptom::nondeterministic));
+  EXPECT_LT(at(Symptom::nondeterministic), at(Symptom::edge_mismatch));
+  EXPECT_LT(at(Symptom::edge_mismatch), at(Symptom::bank_conflicts));
+  EXPECT_LT(at(Symptom::bank_conflicts), at(Symptom::implausibly_fast));
 }
 
 TEST(Sanitize, AddsACheckAfterEachCorrectnessCheckThatHasNone) {

@@ -101,7 +101,7 @@ CheckResult sanitizer_result(const Check& c, const std::vector<SanitizerRun>& do
       if (r.status == Outcome::pass) {
         r.status = Outcome::fail;
         r.summary = t.tool + ": " + first + more;
-        r.symptom = t.log.reports.empty() ? "sanitizer" : t.log.reports.front().symptom;
+        r.symptom = t.log.reports.empty() ? Symptom::sanitizer : t.log.reports.front().symptom;
         if (!t.log.reports.empty())
           for (std::size_t i = 0; i < t.log.reports.front().lines.size() && i < 8; ++i)
             r.details.push_back(t.log.reports.front().lines[i]);
@@ -113,7 +113,7 @@ CheckResult sanitizer_result(const Check& c, const std::vector<SanitizerRun>& do
       if (r.status == Outcome::pass) {
         r.status = Outcome::fail;
         r.summary = t.tool + ": " + (t.outcome.message.empty() ? "stopped before its summary" : t.outcome.message);
-        r.symptom = t.outcome.ok() ? "sanitizer" : category_name(t.outcome.category);
+        r.symptom = t.outcome.ok() ? Symptom::sanitizer : symptom_of(t.outcome.category);
       }
     } else {
       clean.push_back(t.tool);
@@ -133,7 +133,7 @@ bool LabGrader::sanitizer_runs() const {
 }
 
 ToolCall LabGrader::sanitizer_call(const Check& c, const std::string& tool) {
-  const fs::path dir = run_dir_ / ("sanitizer-" + std::to_string(++tool_runs_) + "-" + tool);
+  const fs::path dir = run_dir_ / ("sanitizer-" + std::to_string(++tool_run_number_) + "-" + tool);
   ToolCall tc;
   tc.timeout_s = 3 * m_.timeout_s + 30;
   tc.tool = sanitizer_arguments(*s_.builder->toolchain().compute_sanitizer, tool, dir / "log.txt", tc.timeout_s);
@@ -142,14 +142,13 @@ ToolCall LabGrader::sanitizer_call(const Check& c, const std::string& tool) {
   tc.seed = tool_seed_;
   tc.work_dir = dir;
   tc.who = "your program under " + tool;
-  tc.cancel = &cancel_tool_runs_;
   return tc;
 }
 
 // One profiling run per case serves every ncu check on it, whichever kernel
 // it names (lab07's shared-load evidence and its bank conflicts): the union of their metrics.
 ToolCall LabGrader::ncu_call(const Check& c) {
-  const fs::path dir = run_dir_ / ("ncu-" + std::to_string(++tool_runs_));
+  const fs::path dir = run_dir_ / ("ncu-" + std::to_string(++tool_run_number_));
   std::vector<std::string> metrics;
   for (const auto& step : m_.steps)
     for (const auto& other : step.checks)
@@ -166,58 +165,20 @@ ToolCall LabGrader::ncu_call(const Check& c) {
   tc.timeout_s = 3 * m_.timeout_s + 60;  // ncu replays the launch once per group of counters
   tc.who = "your program under ncu";
   tc.profiles = true;
-  tc.cancel = &cancel_tool_runs_;
   return tc;
-}
-
-// Tool reports of the very same program are reused in a student's own grades
-// (kept_tool_runs.hpp); never in a sandbox, where the grade is the one that counts.
-bool LabGrader::keeps_tool_runs() const { return o_.reuse_tool_runs && !isolation_from_environment().enabled(); }
-
-std::shared_future<LabGrader::ToolOutput> LabGrader::start_tool_run(const std::string& key, const ToolCall& call,
-                                                                    const std::string& report_file,
-                                                                    const std::string& label,
-                                                                    const ReportCheck& worth_keeping) {
-  auto it = tool_outputs_.find(key);
-  if (it != tool_outputs_.end()) return it->second;
-  const fs::path cache_dir = s_.builder->settings().cache_dir;
-  const std::string kept_key =
-      keeps_tool_runs()
-          ? tool_run_key(call, s_.device.name + " " + s_.device.uuid + " " + std::to_string(s_.device.driver_version))
-          : "";
-  if (auto kept = find_kept_tool_run(cache_dir, kept_key)) {
-    const auto now = std::chrono::steady_clock::now();
-    note_phase(label + " (kept from " + kept->when + ")", now, now, 1);
-    std::promise<ToolOutput> ready;
-    ready.set_value(ToolOutput{RunnerOutcome{}, kept->log, kept->when});
-    return tool_outputs_.emplace(key, ready.get_future().share()).first->second;
-  }
-  std::shared_future<ToolOutput> f =
-      std::async(std::launch::async, [call, report_file, label, cache_dir, kept_key, worth_keeping] {
-        const auto begin = std::chrono::steady_clock::now();
-        ToolOutput out{call_tool(call), read_file(call.work_dir / report_file).value_or(""), ""};
-        note_phase(label, begin, std::chrono::steady_clock::now(), 1);
-        // Only a run that reached its end and measured: a crash, a hang or a tool
-        // that could not read the counters may not happen the same way twice.
-        if (!kept_key.empty() && out.outcome.ok() && worth_keeping(out.log))
-          keep_tool_run(cache_dir, kept_key, out.log);
-        return out;
-      }).share();
-  tool_outputs_.emplace(key, f);
-  return f;
 }
 
 // A sanitizer's report that reached its summary; ncu's that read the counters, or
 // saw that the kernel never launched.
-std::shared_future<LabGrader::ToolOutput> LabGrader::start_sanitizer_run(const Check& c, const std::string& tool) {
-  return start_tool_run(sanitizer_key(c, tool), sanitizer_call(c, tool), "log.txt", tool,
-                        [tool](const std::string& report) { return parse_sanitizer_log(tool, report).summary_seen; });
+std::shared_future<ToolOutput> LabGrader::start_sanitizer_run(const Check& c, const std::string& tool) {
+  return tool_runs_.start(sanitizer_key(c, tool), sanitizer_call(c, tool), "log.txt", tool,
+                          [tool](const std::string& report) { return parse_sanitizer_log(tool, report).summary_seen; });
 }
 
-std::shared_future<LabGrader::ToolOutput> LabGrader::start_ncu_run(const Check& c, bool again) {
-  return start_tool_run(ncu_key(c) + (again ? " again" : ""), ncu_call(c), "ncu.csv",
-                        "ncu: " + c.case_name + (again ? " (again: ncu failed)" : ""),
-                        [](const std::string& report) { return parse_ncu_log(report).measured(); });
+std::shared_future<ToolOutput> LabGrader::start_ncu_run(const Check& c, bool again) {
+  return tool_runs_.start(ncu_key(c) + (again ? " again" : ""), ncu_call(c), "ncu.csv",
+                          "ncu: " + c.case_name + (again ? " (again: ncu failed)" : ""),
+                          [](const std::string& report) { return parse_ncu_log(report).measured(); });
 }
 
 void LabGrader::start_tool_runs() {
@@ -227,21 +188,19 @@ void LabGrader::start_tool_runs() {
     for (const auto& c : step.checks) {
       if (c.kind == CheckKind::sanitizer && sanitizer_runs())
         for (const auto& tool : c.tools)
-          if (!tool_outputs_.count(sanitizer_key(c, tool))) start_sanitizer_run(c, tool);
-      if (c.kind == CheckKind::ncu && ncu && !tool_outputs_.count(ncu_key(c)) && find_ncu_measure(c.metric))
+          if (!tool_runs_.started(sanitizer_key(c, tool))) start_sanitizer_run(c, tool);
+      if (c.kind == CheckKind::ncu && ncu && !tool_runs_.started(ncu_key(c)) && find_ncu_measure(c.metric))
         start_ncu_run(c);
     }
 }
 
-void LabGrader::finish_tool_runs() {
-  for (auto& [key, f] : tool_outputs_) f.wait();
-}
+void LabGrader::finish_tool_runs() { tool_runs_.finish(); }
 
 void LabGrader::stop_tool_runs() {
-  cancel_tool_runs_ = true;
-  cancel_timings_ = true;
-  finish_tool_runs();
-  for (auto& [name, f] : timings_) f.wait();
+  tool_runs_.cancel();
+  timings_.cancel();
+  tool_runs_.finish();
+  timings_.stop();
 }
 
 // An ncu run that measured nothing, after its second try where ncu itself
@@ -255,7 +214,7 @@ CheckResult LabGrader::ncu_run_failed(const Check& c, const NcuLog& log, const R
       if (log.status == NcuLog::no_kernel)
         return failed(c, "your program never launched " + c.kernel + " in case " + c.case_name +
                              (log.launched.empty() ? std::string() : " (ncu saw: " + join(log.launched, ", ") + ")"));
-      return failed(c, out.message, category_name(out.category));
+      return failed(c, out.message, symptom_of(out.category));
     case NcuFailure::tool:
       break;
   }
@@ -268,7 +227,7 @@ CheckResult LabGrader::ncu_run_failed(const Check& c, const NcuLog& log, const R
 
 // The profile of c's kernel and case, read into `log`. Where ncu failed on its
 // own it runs once more: such failures under load seldom come twice.
-LabGrader::ToolOutput LabGrader::ncu_profile(const Check& c, NcuLog& log) {
+ToolOutput LabGrader::ncu_profile(const Check& c, NcuLog& log) {
   ToolOutput run = start_ncu_run(c).get();
   log = parse_ncu_log(run.log);
   if (log.status != NcuLog::ok && whose_failure(log, run.outcome.category) == NcuFailure::tool) {
@@ -290,7 +249,7 @@ CheckResult LabGrader::check_ncu(const Check& c) {
   Activity activity("ncu: " + c.metric + " of " + c.kernel + " at " + c.case_name);
   run_correctness();  // starts this run too, beside it
   // A program that hung there would hang under ncu: that run was stopped.
-  if (student_run_.category == RunCategory::timeout) return failed(c, student_run_.message, "timeout");
+  if (student_run_.category == RunCategory::timeout) return failed(c, student_run_.message, Symptom::timeout);
   NcuLog log;
   const ToolOutput run = ncu_profile(c, log);  // an Interrupted rethrows here
   if (log.status != NcuLog::ok) return ncu_run_failed(c, log, run.outcome);
@@ -303,7 +262,7 @@ CheckResult LabGrader::check_ncu(const Check& c) {
     kernels_defined_twice_ = kernels_defined_twice_in(rep_.student_build.worker).value_or(std::vector<std::string>{});
   const LaunchRecord record = read_launch_record(log.launches, ptx_.entries, c.kernel, *kernels_defined_twice_);
   if (const std::string why = launch_record_problem(record, c.case_name); !why.empty())
-    return failed(c, why, "not_your_kernel");
+    return failed(c, why, Symptom::not_your_kernel);
   if (record.named.empty())
     return failed(c, "your program never launched " + c.kernel + " in case " + c.case_name +
                          (record.own.empty() ? std::string() : " (it launched: " + join(record.own, ", ") + ")"));

@@ -18,21 +18,22 @@
 #include "grading.hpp"
 #include "ncu_report.hpp"
 #include "referee_client.hpp"
+#include "timing_sessions.hpp"
 #include "tool_run.hpp"
+#include "tool_runs.hpp"
 
 namespace grader {
 
 class LabGrader {
  public:
-  LabGrader(Session& s, const LabInfo& lab, const Manifest& m, const GradeOptions& o)
-      : s_(s), lab_(lab), m_(m), o_(o) {}
+  LabGrader(Session& s, const LabInfo& lab, const Manifest& m, const GradeOptions& o);
 
   GradeReport run();
 
  private:
   // A check's result when it could not run, or failed before measuring anything.
   static CheckResult skipped(const Check& c, const std::string& why);
-  static CheckResult failed(const Check& c, const std::string& summary, const std::string& symptom = "");
+  static CheckResult failed(const Check& c, const std::string& summary, std::optional<Symptom> symptom = std::nullopt);
 
   bool build();
   CheckResult check(const Check& c);
@@ -53,39 +54,28 @@ class LabGrader {
   // correctness run; nothing when that run did not report the case.
   std::optional<double> output_elements(const std::string& case_name);
   const RunnerOutcome& timing_for(const std::string& case_name);
-  // The referee's timing session of a case, started on a thread of its own. The
-  // referee takes its own GPU turns (shared while it starts, alone for what it
-  // times), so the first timed case starts beside the correctness run: its
-  // start is over by the time the step that reads it comes.
+  // The referee's timing session of a case (timings_), with every threshold the
+  // steps put on it. The referee takes its own GPU turns (shared while it
+  // starts, alone for what it times), so the first timed case starts beside the
+  // correctness run: its start is over by the time the step that reads it comes.
   void start_timing(const std::string& case_name);
   void start_first_timing();
 
-  // The submission's program under compute-sanitizer or ncu. These runs time
-  // nothing: every one the lab asks for starts, side by side, with the
-  // correctness run (start_tool_runs), and their checks take the results when
-  // their step comes. A program that hangs in the correctness run would hang
-  // under every tool too, so they are stopped then (cancel_tool_runs_), and so
-  // are runs no check read once the grade is decided. A timing has the GPU to
-  // itself all the same: its referee takes the GPU alone (gpu_lock.hpp) only
-  // once these runs, shared turns all, are done; in a sandbox, where the grade's
-  // runs hold one turn together, timing_for waits for them (finish_tool_runs).
-  struct ToolOutput {
-    RunnerOutcome outcome;
-    std::string log;        // the tool's report file
-    std::string kept_from;  // when the report is an earlier grade's of this very program: when it ran
-  };
-  // Whether a report measured the program, so that it may be kept for the very
-  // same program's next grade (kept_tool_runs.hpp).
-  using ReportCheck = std::function<bool(const std::string& report)>;
+  // The submission's program under compute-sanitizer or ncu (tool_runs_): every
+  // run the lab asks for starts, side by side, with the correctness run
+  // (start_tool_runs), and their checks take the results when their step comes.
+  // A program that hangs in the correctness run would hang under every tool
+  // too, so they are stopped then, and so are runs no check read once the grade
+  // is decided. A timing has the GPU to itself all the same: its referee takes
+  // the GPU alone (gpu_lock.hpp) only once these runs, shared turns all, are
+  // done; in a sandbox, where the grade's runs hold one turn together,
+  // timing_for waits for them (finish_tool_runs).
   // The inputs' seed of the tool runs: drawn apart from the grade's seed, so a
   // program started by a tool (`worker run --seed S`) learns nothing of the inputs
   // the correctness run and the timings give it. No tool's verdict reads values.
   std::uint64_t tool_seed_ = (std::uint64_t{std::random_device{}()} << 32) | std::random_device{}();
   ToolCall sanitizer_call(const Check& c, const std::string& tool);
   ToolCall ncu_call(const Check& c);
-  std::shared_future<ToolOutput> start_tool_run(const std::string& key, const ToolCall& call,
-                                                const std::string& report_file, const std::string& label,
-                                                const ReportCheck& worth_keeping);
   std::shared_future<ToolOutput> start_sanitizer_run(const Check& c, const std::string& tool);
   // again: a second run after ncu itself failed on the first (whose_failure).
   std::shared_future<ToolOutput> start_ncu_run(const Check& c, bool again = false);
@@ -93,7 +83,6 @@ class LabGrader {
   void start_tool_runs();
   void finish_tool_runs();
   void stop_tool_runs();  // the ones still running: no check will read them
-  bool keeps_tool_runs() const;
   bool sanitizer_runs() const;
   RefereeCall referee_call(const std::string& tag) const;
   std::optional<std::string> gpu_unavailable() const;
@@ -110,21 +99,9 @@ class LabGrader {
   std::map<std::string, KernelResources> resources_;
   bool correctness_done_ = false;
   RunnerOutcome student_run_;
-  std::atomic<bool> cancel_timings_{false};  // at the grade's end: no check reads them; before the sessions
-  std::map<std::string, std::shared_future<RunnerOutcome>> timings_;  // by case
-  int tool_runs_ = 0;                          // numbers the work folders of ncu and sanitizer runs
-  std::atomic<bool> cancel_tool_runs_{false};  // declared before the runs, which point at it
-  std::map<std::string, std::shared_future<ToolOutput>> tool_outputs_;  // by what ran: tool, kernel, cases
+  TimingSessions timings_;   // by case
+  int tool_run_number_ = 0;  // numbers the work folders of ncu and sanitizer runs
+  ToolRuns tool_runs_;       // by what ran: tool, cases
 };
-
-// A timing session that another process disturbed ("interference": the
-// baseline ran slower beside the program than alone, so its times are not
-// used) says nothing of the submission: a loaded host slowed lab03's
-// managed-memory baseline by 1.35x beside an honest program on the H100. So
-// a grade runs such a session again, up to kTimingSessions in all, and
-// reports the first undisturbed one (or the last). A program that disturbs
-// its own baseline disturbs every one of them.
-constexpr int kTimingSessions = 3;
-RunnerOutcome timed_until_undisturbed(const std::function<RunnerOutcome(int session)>& time);
 
 }  // namespace grader

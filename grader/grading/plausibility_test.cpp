@@ -12,8 +12,8 @@ RatioInterval interval(double lo) { return {lo * 1.01, lo, lo * 1.02, 20}; }
 
 TEST(Plausibility, AnHonestResultPasses) {
   TimingReport t;
-  t.fraction = interval(0.93);
-  t.library_fraction = interval(1.02);
+  t.fraction_of_peak = interval(0.93);
+  t.fraction_of_library = interval(1.02);
   t.candidate_gflops = 40000.0;
   t.peak_gflops = 66900.0;
   EXPECT_FALSE(implausible(t));
@@ -21,7 +21,7 @@ TEST(Plausibility, AnHonestResultPasses) {
 
 TEST(Plausibility, FasterThanACopyOfTheSameBytesFails) {
   TimingReport t;
-  t.fraction = interval(1.3);
+  t.fraction_of_peak = interval(1.3);
   t.candidate_gbps = 3900.0;
   t.memcpy_gbps = 2900.0;
   const auto why = implausible(t);
@@ -32,14 +32,14 @@ TEST(Plausibility, FasterThanACopyOfTheSameBytesFails) {
 
 TEST(Plausibility, WithinTheCopyMarginPasses) {
   TimingReport t;
-  t.fraction = interval(kCopyMargin - 0.01);
+  t.fraction_of_peak = interval(kCopyMargin - 0.01);
   EXPECT_FALSE(implausible(t));
 }
 
 TEST(Plausibility, FarFasterThanTheLibraryFails) {
   TimingReport t;
-  t.fraction = interval(0.1);
-  t.library_fraction = interval(9.5);
+  t.fraction_of_peak = interval(0.1);
+  t.fraction_of_library = interval(9.5);
   t.library = "cuBLAS";
   const auto why = implausible(t);
   ASSERT_TRUE(why);

@@ -42,7 +42,7 @@ void make_printable(GradeReport& r) {
     printable_in_place(step.title);
     printable_in_place(step.symptom_hint);
     for (auto& c : step.checks) {
-      for (std::string* s : {&c.summary, &c.symptom}) printable_in_place(*s);
+      printable_in_place(c.summary);
       for (auto& d : c.details) printable_in_place(d);
       printable_json(c.data);
     }

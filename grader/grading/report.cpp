@@ -31,8 +31,13 @@ void from_json(const json& j, Outcome& outcome) {
 namespace {
 
 json check_json(const CheckResult& c) {
-  return {{"kind", c.kind},       {"status", c.status}, {"summary", c.summary},  {"details", c.details},
-          {"symptom", c.symptom}, {"data", c.data},     {"advisory", c.advisory}};
+  return {{"kind", c.kind},
+          {"status", c.status},
+          {"summary", c.summary},
+          {"details", c.details},
+          {"symptom", symptom_json(c.symptom)},
+          {"data", c.data},
+          {"advisory", c.advisory}};
 }
 
 json build_json(const RunnerBuild& b) {
@@ -166,7 +171,7 @@ CheckResult check_from_json(const json& j) {
   c.status = j.at("status").get<Outcome>();
   c.summary = j.at("summary").get<std::string>();
   c.details = j.at("details").get<std::vector<std::string>>();
-  c.symptom = j.at("symptom").get<std::string>();
+  c.symptom = symptom_from_json(j.at("symptom"));
   c.data = j.at("data");
   c.advisory = j.value("advisory", false);  // reports written before it existed have none
   return c;

@@ -155,7 +155,7 @@ TEST(ReportJson, OutcomesAreNames) {
 TEST(ReportJson, AReportReadsBackAsItWasWritten) {
   GradeReport r = report({step(2, "pass", {check("speedup", "pass", session(1200))}),
                           step(4, "fail", {check("correct", "fail", {{"case", "33x4097"}})}), step(5, "locked", {})});
-  r.steps[1].checks[0].symptom = "mismatch";
+  r.steps[1].checks[0].symptom = Symptom::mismatch;
   r.steps[1].symptom_hint = "look at the edges";
   r.seed = 1234567890123ull;
   r.notes = {"a note"};

@@ -131,10 +131,9 @@ std::string expectation_problem(const FixtureExpectation& e, const Manifest& man
   if (!found)
     return "\"" + e.text + "\" names a " + e.check + " check, but step " + std::to_string(e.step) + " checks only " +
            kinds;
-  const auto& sy = known_symptoms();
-  if (!e.symptom.empty() && std::find(sy.begin(), sy.end(), e.symptom) == sy.end()) {
+  if (!e.symptom.empty() && !symptom_named(e.symptom)) {
     std::string all;
-    for (const auto& x : sy) all += (all.empty() ? "" : ", ") + x;
+    for (Symptom x : every_symptom()) all += std::string(all.empty() ? "" : ", ") + name_of(x);
     return "\"" + e.text + "\" names the symptom " + e.symptom + ", which no check reports (known: " + all + ")";
   }
   return "";

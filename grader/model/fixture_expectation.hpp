@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "manifest.hpp"
-#include "symptoms.hpp"
+#include "symptom.hpp"
 
 namespace grader {
 

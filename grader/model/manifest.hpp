@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "referee_protocol.hpp"
+
 namespace grader {
 
 // The manifest format this grader reads.
@@ -52,10 +54,11 @@ struct CheckKindTraits {
   std::string name;               // as in lab.json: "speedup"
   std::vector<std::string> keys;  // every key a check of this kind may hold
   void (*read)(const manifest_detail::Reader&, const nlohmann::json&, const std::string& path, Check&);
-  bool is_static = false;    // reads the compiler's output only: runs without a GPU
-  bool timed = false;        // the referee times it; one timing session per case serves them all
-  std::string interval_key;  // timed: its interval's key in the referee's timing result
-  std::string decide_name;   // timed: the NAME of `referee time --decide NAME:MIN`
+  bool is_static = false;  // reads the compiler's output only: runs without a GPU
+  // A timed kind's ratio (one timing session per case serves every timed check
+  // of it), by the same name in the referee's timing result and in a request's
+  // threshold (`referee time --decide NAME:MIN`); nothing for a kind not timed.
+  std::optional<memlabs::TimedRatio> ratio;
   // --first-failure-only's order, cheapest first: 0 reads the compiler's
   // output; 1 reads the correctness run, which every grade makes; 2 a
   // compute-sanitizer run; 3 an ncu run (one profile at a time machine-wide);
@@ -74,12 +77,10 @@ void to_json(nlohmann::json& j, CheckKind kind);
 // one timing session per case serves them all.
 bool is_timed_kind(CheckKind kind);
 inline bool is_timed(const Check& c) { return is_timed_kind(c.kind); }
-// For a timed kind: the key of its interval in the referee's timing result
-// ("speedup", "fraction", "library_fraction"), and the name `referee time
-// --decide NAME:MIN` gives it ("speedup", "fraction", "library"); see
-// common/timing.cuh. Written once here, read by every place that times.
-std::string timing_interval_key(CheckKind kind);
-std::string timing_decide_name(CheckKind kind);
+// The ratio a timed kind judges (its interval in the referee's timing result,
+// its threshold in a request: common/referee_protocol.hpp); throws
+// std::logic_error for a kind the referee does not time.
+memlabs::TimedRatio timed_ratio(CheckKind kind);
 
 struct Step {
   int id = 0;

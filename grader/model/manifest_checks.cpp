@@ -31,11 +31,13 @@ const std::string& name_of(CheckKind kind) { return traits_of(kind).name; }
 
 void to_json(nlohmann::json& j, CheckKind kind) { j = name_of(kind); }
 
-bool is_timed_kind(CheckKind kind) { return traits_of(kind).timed; }
+bool is_timed_kind(CheckKind kind) { return traits_of(kind).ratio.has_value(); }
 
-std::string timing_interval_key(CheckKind kind) { return traits_of(kind).interval_key; }
-
-std::string timing_decide_name(CheckKind kind) { return traits_of(kind).decide_name; }
+memlabs::TimedRatio timed_ratio(CheckKind kind) {
+  const auto& ratio = traits_of(kind).ratio;
+  if (!ratio) throw std::logic_error("a " + name_of(kind) + " check is not timed");
+  return *ratio;
+}
 
 const std::vector<std::string>& known_check_kinds() {
   static const std::vector<std::string> kinds = [] {
@@ -208,55 +210,45 @@ Check read_check(const Reader& r, const json& v, const std::string& path) {
 const std::vector<CheckKindTraits>& check_kinds() {
   using namespace manifest_detail;
   static const std::vector<CheckKindTraits> kinds = {
-      {CheckKind::correct, "correct", {"kind", "cases"}, read_correct, false, false, "", "", 1},
+      {CheckKind::correct, "correct", {"kind", "cases"}, read_correct, false, std::nullopt, 1},
       {CheckKind::speedup,
        "speedup",
        {"kind", "case", "min", "over"},
        read_timed,
        false,
-       true,
-       "speedup",
-       "speedup",
+       memlabs::TimedRatio::speedup,
        4},
       {CheckKind::fraction_of_peak,
        "fraction_of_peak",
        {"kind", "case", "min"},
        read_timed,
        false,
-       true,
-       "fraction",
-       "fraction",
+       memlabs::TimedRatio::fraction_of_peak,
        4},
       {CheckKind::ptxas,
        "ptxas",
        {"kind", "kernel", "max_stack_frame", "max_spill_bytes", "max_registers"},
        read_ptxas,
        true,
-       false,
-       "",
-       "",
+       std::nullopt,
        0},
-      {CheckKind::ptx, "ptx", {"kind", "kernel", "must_contain", "must_not_contain"}, read_ptx, true, false, "", "", 0},
-      {CheckKind::api, "api", {"kind", "case", "facts"}, read_api, false, false, "", "", 1},
+      {CheckKind::ptx, "ptx", {"kind", "kernel", "must_contain", "must_not_contain"}, read_ptx, true, std::nullopt, 0},
+      {CheckKind::api, "api", {"kind", "case", "facts"}, read_api, false, std::nullopt, 1},
       {CheckKind::fraction_of_library,
        "fraction_of_library",
        {"kind", "case", "min"},
        read_timed,
        false,
-       true,
-       "library_fraction",
-       "library",
+       memlabs::TimedRatio::fraction_of_library,
        4},
       {CheckKind::ncu,
        "ncu",
        {"kind", "kernel", "case", "metric", "max", "min", "fallback"},
        read_ncu,
        false,
-       false,
-       "",
-       "",
+       std::nullopt,
        3},
-      {CheckKind::sanitizer, "sanitizer", {"kind", "cases", "tools"}, read_sanitizer, false, false, "", "", 2},
+      {CheckKind::sanitizer, "sanitizer", {"kind", "cases", "tools"}, read_sanitizer, false, std::nullopt, 2},
   };
   return kinds;
 }

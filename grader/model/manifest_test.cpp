@@ -604,23 +604,20 @@ TEST(Manifest, ApiCheckNamesACaseAndOptionallyItsFacts) {
 namespace grader {
 namespace {
 
-TEST(TimedKinds, NameTheirIntervalAndDecisionAsTheRefereeDoes) {
-  // common/timing.cuh: the result's keys and the --decide names.
-  EXPECT_EQ(timing_interval_key(CheckKind::speedup), "speedup");
-  EXPECT_EQ(timing_interval_key(CheckKind::fraction_of_peak), "fraction");
-  EXPECT_EQ(timing_interval_key(CheckKind::fraction_of_library), "library_fraction");
-  EXPECT_EQ(timing_decide_name(CheckKind::speedup), "speedup");
-  EXPECT_EQ(timing_decide_name(CheckKind::fraction_of_peak), "fraction");
-  EXPECT_EQ(timing_decide_name(CheckKind::fraction_of_library), "library");
-}
-
-TEST(TimedKinds, EveryIntervalKeyNamesAnIntervalOfTheSharedTimingReport) {
-  // common/referee_protocol.hpp: the struct the referee writes and the grader reads.
-  const memlabs::TimingReport report;
+TEST(TimedKinds, EachJudgesTheRatioOfItsOwnName) {
+  // One name for one quantity: the kind in lab.json, its interval in the
+  // referee's result and its threshold in a request (common/referee_protocol.hpp).
   for (const auto& traits : check_kinds()) {
-    if (!traits.timed) continue;
-    EXPECT_NE(memlabs::interval_named(report, traits.interval_key), nullptr) << traits.name;
+    if (!traits.ratio) continue;
+    EXPECT_EQ(memlabs::name_of(*traits.ratio), traits.name);
+    EXPECT_EQ(timed_ratio(traits.kind), *traits.ratio);
   }
+  EXPECT_EQ(timed_ratio(CheckKind::fraction_of_library), memlabs::TimedRatio::fraction_of_library);
+  memlabs::TimingReport report;
+  report.fraction_of_peak = memlabs::RatioInterval{0.9, 0.89, 0.91, 6};
+  const nlohmann::json written = report;
+  EXPECT_EQ(written.at(name_of(CheckKind::fraction_of_peak)).at("median"), 0.9)
+      << "the report's key is the kind's name";
 }
 
 TEST(CheckKinds, OneTableSaysEverythingAboutEachKind) {
@@ -630,9 +627,7 @@ TEST(CheckKinds, OneTableSaysEverythingAboutEachKind) {
     EXPECT_NE(t.read, nullptr) << t.name;
     ASSERT_FALSE(t.keys.empty()) << t.name;
     EXPECT_EQ(t.keys.front(), "kind") << t.name;
-    EXPECT_EQ(t.timed, !t.interval_key.empty()) << t.name;
-    EXPECT_EQ(t.timed, !t.decide_name.empty()) << t.name;
-    EXPECT_FALSE(t.timed && t.is_static) << t.name << ": a timed check needs a GPU";
+    EXPECT_FALSE(t.ratio && t.is_static) << t.name << ": a timed check needs a GPU";
     EXPECT_EQ(check_kind_traits(t.name), &t);
   }
   EXPECT_EQ(names, std::set<std::string>(known_check_kinds().begin(), known_check_kinds().end()));
@@ -651,7 +646,7 @@ TEST(CheckKinds, OneTableSaysEverythingAboutEachKind) {
   for (CheckKind k : all) {
     const CheckKindTraits& t = traits_of(k);
     EXPECT_EQ(t.cost_rank == 0, t.is_static) << name_of(k);
-    if (t.timed) EXPECT_EQ(t.cost_rank, 4) << name_of(k);
+    if (t.ratio) EXPECT_EQ(t.cost_rank, 4) << name_of(k);
     EXPECT_GE(t.cost_rank, 0) << name_of(k);
     EXPECT_LE(t.cost_rank, 4) << name_of(k);
   }
@@ -660,7 +655,7 @@ TEST(CheckKinds, OneTableSaysEverythingAboutEachKind) {
   EXPECT_TRUE(is_timed_kind(CheckKind::speedup));
   EXPECT_FALSE(is_timed_kind(CheckKind::ncu));
   EXPECT_EQ(check_kind_traits("spedup"), nullptr);
-  EXPECT_EQ(timing_interval_key(CheckKind::ncu), "");
+  EXPECT_THROW(timed_ratio(CheckKind::ncu), std::logic_error);
   Check ptx;
   ptx.kind = CheckKind::ptx;
   EXPECT_TRUE(ptx.is_static());

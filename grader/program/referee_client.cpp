@@ -177,6 +177,8 @@ void note_referee_phases(const json& result, std::chrono::steady_clock::time_poi
 std::optional<std::string> read_typed_parts(RunnerOutcome& out) {
   try {
     if (out.result.contains("timing")) out.timing = out.result["timing"].get<memlabs::TimingReport>();
+    if (out.result.contains("timed_failure"))
+      out.timed_failure = out.result["timed_failure"].get<memlabs::TimedFailure>();
     if (out.result.value("mode", "") == "run" && out.result.contains("cases"))
       out.cases = out.result["cases"].get<std::vector<memlabs::CaseReport>>();
     if (out.result.value("mode", "") == "run" && out.result.contains("output_elements") &&
@@ -217,6 +219,8 @@ RunnerOutcome with_status(RunnerOutcome out, const RefereeCall& call) {
     case memlabs::RefereeStatus::mismatch:
       return fail(RunCategory::mismatch, "");
     case memlabs::RefereeStatus::timed_failure:
+      if (!out.timed_failure)
+        return fail(RunCategory::referee, "the referee's timed failure says not what failed: rebuild the course");
       return fail(RunCategory::timed_failure, "");
     case memlabs::RefereeStatus::interference:
       return fail(RunCategory::interference, "");

@@ -26,10 +26,11 @@ struct RunnerOutcome {
   RunCategory category = RunCategory::ok;
   std::string message;  // one line for the student; empty when ok
   nlohmann::json result;
-  std::optional<memlabs::TimingReport> timing;    // a timing session's report, read from result["timing"]
-  std::vector<memlabs::CaseReport> cases;         // a correctness run's cases, read from result["cases"]
-  std::map<std::string, double> output_elements;  // a correctness run's --count cases: outputs of each
-  std::string stdout_head, stderr_head;           // what the submission's program printed, truncated
+  std::optional<memlabs::TimingReport> timing;         // a timing session's report, read from result["timing"]
+  std::optional<memlabs::TimedFailure> timed_failure;  // why its timed launches cannot count: result["timed_failure"]
+  std::vector<memlabs::CaseReport> cases;              // a correctness run's cases, read from result["cases"]
+  std::map<std::string, double> output_elements;       // a correctness run's --count cases: outputs of each
+  std::string stdout_head, stderr_head;                // what the submission's program printed, truncated
   ChildResult child;
   bool ok() const { return category == RunCategory::ok; }
 };

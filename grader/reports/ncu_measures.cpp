@@ -122,18 +122,18 @@ const std::vector<NcuMeasure>& ncu_measures() {
         "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", "sm__sass_inst_executed_op_shared_ld.sum",
         "sm__sass_inst_executed_op_shared_st.sum"},
        bank_conflicts,
-       "bank_conflicts"},
+       Symptom::bank_conflicts},
       {"global_sectors_per_request",
        "32-byte sectors per global-memory request",
        {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
         "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"},
        sectors_per_request,
-       "uncoalesced"},
+       Symptom::uncoalesced},
       {"local_memory_bytes",
        "bytes of local-memory traffic",
        {"l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum"},
        local_bytes,
-       "local_memory"},
+       Symptom::local_memory},
       // Stores alone: a warp writing 32 consecutive floats needs 4 sectors, 32
       // consecutive float4s 16 (as coalesced as 16-byte stores get), one row
       // per lane 32. Loads mix in broadcasts (one sector for the whole warp)
@@ -142,7 +142,7 @@ const std::vector<NcuMeasure>& ncu_measures() {
        "32-byte sectors per global-memory store request",
        {"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"},
        store_sectors_per_request,
-       "uncoalesced"},
+       Symptom::uncoalesced},
       // The named kernel did the work: the bytes its stores covered, per output
       // element, over all its launches in the case. A kernel that writes every
       // output element once covers at least the output's size; one launched
@@ -151,7 +151,7 @@ const std::vector<NcuMeasure>& ncu_measures() {
        "bytes stored to global memory per output element",
        {"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"},
        stored_bytes,
-       "not_the_named_kernel",
+       Symptom::not_the_named_kernel,
        NcuMeasure::at_least,
        true},
       // Evidence that shared memory is used when the kernel runs, not only in
@@ -161,7 +161,7 @@ const std::vector<NcuMeasure>& ncu_measures() {
        "shared-memory loads executed per block",
        {"sm__sass_inst_executed_op_shared_ld.sum"},
        shared_loads_per_block,
-       "memory_space",
+       Symptom::memory_space,
        NcuMeasure::at_least},
       // The tile is where the data comes from: per output value a launch
       // stored, the shared-memory loads it executed (per warp, times 32). A
@@ -177,7 +177,7 @@ const std::vector<NcuMeasure>& ncu_measures() {
        "shared-memory loads per output value stored",
        {"sm__sass_inst_executed_op_shared_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"},
        shared_loads_per_stored_value,
-       "memory_space",
+       Symptom::memory_space,
        NcuMeasure::at_least,
        false,
        true},
@@ -191,7 +191,7 @@ const std::vector<NcuMeasure>& ncu_measures() {
        "global-memory loads per output value stored",
        {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"},
        global_loads_per_stored_value,
-       "memory_space",
+       Symptom::memory_space,
        NcuMeasure::at_most,
        false,
        true},
@@ -201,7 +201,7 @@ const std::vector<NcuMeasure>& ncu_measures() {
        "shared-memory loads and stores executed",
        {"sm__sass_inst_executed_op_shared_ld.sum", "sm__sass_inst_executed_op_shared_st.sum"},
        shared_instructions,
-       "memory_space"},
+       Symptom::memory_space},
       // Evidence by exclusion: every load executed from global (plain or
       // read-only, through any pointer), local or shared memory, per output
       // element (counted per warp, times 32). A kernel that reads its
@@ -213,7 +213,7 @@ const std::vector<NcuMeasure>& ncu_measures() {
        {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "sm__sass_inst_executed_op_local_ld.sum",
         "sm__sass_inst_executed_op_shared_ld.sum"},
        non_constant_loads,
-       "memory_space",
+       Symptom::memory_space,
        NcuMeasure::at_most,
        true},
   };

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "run_category.hpp"
+#include "symptom.hpp"
 
 namespace grader {
 
@@ -37,7 +38,7 @@ struct NcuMeasure {
   std::string unit;                                   // how the value reads: "bank conflicts per shared-memory request"
   std::vector<std::string> metrics;                   // the raw ncu metrics it needs
   NcuValue (*value_of)(const NcuReading&) = nullptr;  // the number and the sentences
-  std::string symptom;                                // what a failing check reports (docs/json-output.md)
+  Symptom symptom = Symptom::memory_space;            // what a failing check reports (docs/json-output.md)
   // at_most: a cost that must stay low (lab.json "max"); at_least: evidence
   // that the kernel really did something at run time (lab.json "min").
   enum Rule { at_most, at_least } rule = at_most;

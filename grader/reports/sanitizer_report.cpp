@@ -24,16 +24,16 @@ void locate(const std::string& line, std::string& file_line, std::string& kernel
   if (kernel.empty() && std::regex_search(line, m, name)) kernel = m[1];
 }
 
-std::string symptom_of(const std::string& tool, const std::string& headline) {
-  if (starts_with(headline, "Program hit")) return "api_error";
-  if (tool == "racecheck") return "race";
-  if (tool == "synccheck") return "divergent_barrier";
-  if (tool == "initcheck") return "uninitialized";
-  if (headline.find("Leaked") != std::string::npos) return "leak";
+Symptom symptom_of(const std::string& tool, const std::string& headline) {
+  if (starts_with(headline, "Program hit")) return Symptom::api_error;
+  if (tool == "racecheck") return Symptom::race;
+  if (tool == "synccheck") return Symptom::divergent_barrier;
+  if (tool == "initcheck") return Symptom::uninitialized;
+  if (headline.find("Leaked") != std::string::npos) return Symptom::leak;
   if (headline.find("Invalid") != std::string::npos || headline.find("out of bounds") != std::string::npos ||
       headline.find("Misaligned") != std::string::npos)
-    return "out_of_bounds";
-  return "sanitizer";
+    return Symptom::out_of_bounds;
+  return Symptom::sanitizer;
 }
 
 // The sentence shown on the check's line.

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "symptom.hpp"
+
 namespace grader {
 
 // memcheck, racecheck, synccheck, initcheck: the order a check runs them in.
@@ -19,10 +21,11 @@ std::vector<std::string> sanitizer_arguments(const std::filesystem::path& saniti
                                              const std::filesystem::path& log_file, double timeout_s);
 
 struct SanitizerReport {
-  std::string headline;            // one sentence: what, where, in which kernel
-  std::string location;            // "kernel.cu:23", or "" when the log names no source line
-  std::string kernel;              // "transpose_kernel", or ""
-  std::string symptom;             // race, out_of_bounds, uninitialized, divergent_barrier, leak, api_error, sanitizer
+  std::string headline;  // one sentence: what, where, in which kernel
+  std::string location;  // "kernel.cu:23", or "" when the log names no source line
+  std::string kernel;    // "transpose_kernel", or ""
+  Symptom symptom =
+      Symptom::sanitizer;          // race, out_of_bounds, uninitialized, divergent_barrier, leak, api_error, sanitizer
   std::vector<std::string> lines;  // the tool's own lines for this report, without host backtraces
   bool warning = false;            // racecheck's "Warning:" hazards
 };

@@ -26,7 +26,7 @@ TEST(SanitizerReport, MissingBarrierIsARaceBetweenTheStoreAndTheLoadLines) {
   EXPECT_EQ(log.errors, 4);
   ASSERT_EQ(log.reports.size(), 4u);
   const auto& r = log.reports[0];
-  EXPECT_EQ(r.symptom, "race");
+  EXPECT_EQ(r.symptom, Symptom::race);
   EXPECT_EQ(r.kernel, "transpose_kernel");
   EXPECT_EQ(r.location, "missing_syncthreads.cu:23");
   EXPECT_EQ(r.headline,
@@ -48,7 +48,7 @@ TEST(SanitizerReport, OutOfBoundsWriteNamesTheLineAndDropsHostFrames) {
   EXPECT_EQ(log.errors, 2189);
   ASSERT_GE(log.reports.size(), 2u);
   const auto& r = log.reports[0];
-  EXPECT_EQ(r.symptom, "out_of_bounds");
+  EXPECT_EQ(r.symptom, Symptom::out_of_bounds);
   EXPECT_EQ(r.location, "write_past_output.cu:24");
   EXPECT_EQ(r.headline, "invalid __global__ write of size 4 bytes at write_past_output.cu:24 in transpose_kernel");
   for (const auto& line : r.lines) EXPECT_EQ(line.find("Host Frame"), std::string::npos) << line;
@@ -78,24 +78,24 @@ TEST(SanitizerReport, LeaksApiErrorsAndOtherToolsGetTheirSymptoms) {
                           "========= LEAK SUMMARY: 4096 bytes leaked in 1 allocations\n"
                           "========= ERROR SUMMARY: 1 error\n");
   ASSERT_EQ(leak.reports.size(), 1u);
-  EXPECT_EQ(leak.reports[0].symptom, "leak");
+  EXPECT_EQ(leak.reports[0].symptom, Symptom::leak);
   EXPECT_EQ(leak.reports[0].lines.size(), 1u);
   const auto api =
       parse_sanitizer_log("memcheck",
                           "========= Program hit cudaErrorInvalidValue (error 1) due to \"invalid "
                           "argument\" on CUDA API call to cudaMemcpy.\n========= ERROR SUMMARY: 1 error\n");
-  EXPECT_EQ(api.reports.at(0).symptom, "api_error");
+  EXPECT_EQ(api.reports.at(0).symptom, Symptom::api_error);
   const auto init = parse_sanitizer_log("initcheck",
                                         "========= Uninitialized __global__ memory read of size 4 bytes\n"
                                         "=========     at k(float *)+0x80 in /home/s/labs/lab07/kernel.cu:12\n"
                                         "========= ERROR SUMMARY: 1 error\n");
-  EXPECT_EQ(init.reports.at(0).symptom, "uninitialized");
+  EXPECT_EQ(init.reports.at(0).symptom, Symptom::uninitialized);
   EXPECT_EQ(init.reports.at(0).location, "kernel.cu:12");
   EXPECT_EQ(init.reports.at(0).kernel, "k");
   EXPECT_EQ(parse_sanitizer_log("synccheck", "========= Barrier error detected. Divergent thread(s) in block\n")
                 .reports.at(0)
                 .symptom,
-            "divergent_barrier");
+            Symptom::divergent_barrier);
 }
 
 TEST(SanitizerReport, AProgramThatStoppedEarlyHasNoSummary) {

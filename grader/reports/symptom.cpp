@@ -1,74 +1,265 @@
-// The one table of symptoms (symptoms.hpp).
-#include "symptoms.hpp"
+// The one list of symptoms (symptom.hpp).
+#include "symptom.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace grader {
 
-const std::vector<SymptomTraits>& symptom_table() {
-  static const std::vector<SymptomTraits> t = {
-      // correctness and the program's run
-      {"mismatch"},
-      {"unwritten", 10},
-      {"canary", 9},
-      {"timeout"},
-      {"crash"},
-      {"cuda_error"},
-      {"no_result"},
-      {"implausibly_fast", 20},
-      {"noisy"},
-      {"local_memory", 18},
-      {"api"},
-      {"bad_output"},
-      {"error"},
-      {"process_limit"},
-      // the referee: a timed launch wrong after right ones, the GPU kept busy, a broken reply
-      {"timed_mismatch", 11},
-      {"early_reply", 19},  // the reply came before the outputs were written: explains a time too short
-      {"interference", 21},
-      {"protocol"},
-      // correctness: an input changed, wrong only at sizes off a multiple of 32, two runs differ
-      {"modified_input", 6},
-      {"edge_mismatch", 12},
-      {"nondeterministic", 5},
-      // ncu
-      {"bank_conflicts", 16},
-      {"uncoalesced", 17},
-      {"memory_space", 15},
-      {"not_the_named_kernel", 14},
-      {"not_your_kernel", 13},  // a library's or the baseline's kernel ran: explains what the counters say
-      // compute-sanitizer
-      {"race", 1},
-      {"out_of_bounds", 2},
-      {"uninitialized", 3},
-      {"divergent_barrier", 4},
-      {"leak", 7},
-      {"api_error", 8},
-      {"sanitizer"},
-  };
-  return t;
+const std::vector<Symptom>& every_symptom() {
+  static const std::vector<Symptom> all = {Symptom::mismatch,
+                                           Symptom::unwritten,
+                                           Symptom::canary,
+                                           Symptom::timeout,
+                                           Symptom::crash,
+                                           Symptom::cuda_error,
+                                           Symptom::no_result,
+                                           Symptom::implausibly_fast,
+                                           Symptom::noisy,
+                                           Symptom::local_memory,
+                                           Symptom::api,
+                                           Symptom::bad_output,
+                                           Symptom::error,
+                                           Symptom::process_limit,
+                                           Symptom::timed_mismatch,
+                                           Symptom::early_reply,
+                                           Symptom::interference,
+                                           Symptom::protocol,
+                                           Symptom::timed_failure,
+                                           Symptom::usage,
+                                           Symptom::no_device,
+                                           Symptom::referee,
+                                           Symptom::cancelled,
+                                           Symptom::modified_input,
+                                           Symptom::edge_mismatch,
+                                           Symptom::nondeterministic,
+                                           Symptom::bank_conflicts,
+                                           Symptom::uncoalesced,
+                                           Symptom::memory_space,
+                                           Symptom::not_the_named_kernel,
+                                           Symptom::not_your_kernel,
+                                           Symptom::race,
+                                           Symptom::out_of_bounds,
+                                           Symptom::uninitialized,
+                                           Symptom::divergent_barrier,
+                                           Symptom::leak,
+                                           Symptom::api_error,
+                                           Symptom::sanitizer};
+  return all;
 }
 
-const std::vector<std::string>& known_symptoms() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> out;
-    for (const auto& s : symptom_table()) out.push_back(s.name);
-    return out;
-  }();
-  return names;
+// Long (a case a symptom, so the compiler asks for a new one's name) on purpose.
+const char* name_of(Symptom s) {
+  switch (s) {
+    case Symptom::mismatch:
+      return "mismatch";
+    case Symptom::unwritten:
+      return "unwritten";
+    case Symptom::canary:
+      return "canary";
+    case Symptom::timeout:
+      return "timeout";
+    case Symptom::crash:
+      return "crash";
+    case Symptom::cuda_error:
+      return "cuda_error";
+    case Symptom::no_result:
+      return "no_result";
+    case Symptom::implausibly_fast:
+      return "implausibly_fast";
+    case Symptom::noisy:
+      return "noisy";
+    case Symptom::local_memory:
+      return "local_memory";
+    case Symptom::api:
+      return "api";
+    case Symptom::bad_output:
+      return "bad_output";
+    case Symptom::error:
+      return "error";
+    case Symptom::process_limit:
+      return "process_limit";
+    case Symptom::timed_mismatch:
+      return "timed_mismatch";
+    case Symptom::early_reply:
+      return "early_reply";
+    case Symptom::interference:
+      return "interference";
+    case Symptom::protocol:
+      return "protocol";
+    case Symptom::timed_failure:
+      return "timed_failure";
+    case Symptom::usage:
+      return "usage";
+    case Symptom::no_device:
+      return "no_device";
+    case Symptom::referee:
+      return "referee";
+    case Symptom::cancelled:
+      return "cancelled";
+    case Symptom::modified_input:
+      return "modified_input";
+    case Symptom::edge_mismatch:
+      return "edge_mismatch";
+    case Symptom::nondeterministic:
+      return "nondeterministic";
+    case Symptom::bank_conflicts:
+      return "bank_conflicts";
+    case Symptom::uncoalesced:
+      return "uncoalesced";
+    case Symptom::memory_space:
+      return "memory_space";
+    case Symptom::not_the_named_kernel:
+      return "not_the_named_kernel";
+    case Symptom::not_your_kernel:
+      return "not_your_kernel";
+    case Symptom::race:
+      return "race";
+    case Symptom::out_of_bounds:
+      return "out_of_bounds";
+    case Symptom::uninitialized:
+      return "uninitialized";
+    case Symptom::divergent_barrier:
+      return "divergent_barrier";
+    case Symptom::leak:
+      return "leak";
+    case Symptom::api_error:
+      return "api_error";
+    case Symptom::sanitizer:
+      return "sanitizer";
+  }
+  return "error";  // not reached: every Symptom is named above
 }
 
-const std::vector<std::string>& symptom_priority() {
-  static const std::vector<std::string> order = [] {
-    std::vector<SymptomTraits> ranked;
-    for (const auto& s : symptom_table())
-      if (s.rank > 0) ranked.push_back(s);
-    std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
-    std::vector<std::string> out;
-    for (const auto& s : ranked) out.push_back(s.name);
-    return out;
+// Long (a case a symptom, so the compiler asks where a new one ranks) on purpose.
+int rank_of(Symptom s) {
+  switch (s) {
+    // compute-sanitizer's findings are the closest to a cause
+    case Symptom::race:
+      return 1;
+    case Symptom::out_of_bounds:
+      return 2;
+    case Symptom::uninitialized:
+      return 3;
+    case Symptom::divergent_barrier:
+      return 4;
+    case Symptom::nondeterministic:
+      return 5;
+    case Symptom::modified_input:
+      return 6;
+    case Symptom::leak:
+      return 7;
+    case Symptom::api_error:
+      return 8;
+    case Symptom::canary:
+      return 9;
+    case Symptom::unwritten:
+      return 10;
+    case Symptom::timed_mismatch:
+      return 11;
+    case Symptom::edge_mismatch:
+      return 12;
+    case Symptom::not_your_kernel:
+      return 13;  // a library's or the baseline's kernel ran: explains the counters
+    case Symptom::not_the_named_kernel:
+      return 14;
+    case Symptom::memory_space:
+      return 15;
+    case Symptom::bank_conflicts:
+      return 16;
+    case Symptom::uncoalesced:
+      return 17;
+    case Symptom::local_memory:
+      return 18;
+    case Symptom::early_reply:
+      return 19;  // the reply came before the outputs were written: explains a short time
+    case Symptom::implausibly_fast:
+      return 20;
+    case Symptom::interference:
+      return 21;
+    // explain nothing else
+    case Symptom::mismatch:
+    case Symptom::timeout:
+    case Symptom::crash:
+    case Symptom::cuda_error:
+    case Symptom::no_result:
+    case Symptom::noisy:
+    case Symptom::api:
+    case Symptom::bad_output:
+    case Symptom::error:
+    case Symptom::process_limit:
+    case Symptom::protocol:
+    case Symptom::timed_failure:
+    case Symptom::usage:
+    case Symptom::no_device:
+    case Symptom::referee:
+    case Symptom::cancelled:
+    case Symptom::sanitizer:
+      return 0;
+  }
+  return 0;  // not reached: every Symptom is ranked above
+}
+
+std::optional<Symptom> symptom_named(const std::string& name) {
+  for (Symptom s : every_symptom())
+    if (name == name_of(s)) return s;
+  return std::nullopt;
+}
+
+const std::vector<Symptom>& symptoms_closest_to_the_cause_first() {
+  static const std::vector<Symptom> order = [] {
+    std::vector<Symptom> ranked;
+    for (Symptom s : every_symptom())
+      if (rank_of(s) > 0) ranked.push_back(s);
+    std::sort(ranked.begin(), ranked.end(), [](Symptom a, Symptom b) { return rank_of(a) < rank_of(b); });
+    return ranked;
   }();
   return order;
+}
+
+Symptom symptom_of(RunCategory c) {
+  switch (c) {
+    case RunCategory::ok:
+      return Symptom::error;
+    case RunCategory::timeout:
+      return Symptom::timeout;
+    case RunCategory::crash:
+      return Symptom::crash;
+    case RunCategory::no_result:
+      return Symptom::no_result;
+    case RunCategory::cuda_error:
+      return Symptom::cuda_error;
+    case RunCategory::mismatch:
+      return Symptom::mismatch;
+    case RunCategory::timed_failure:
+      return Symptom::timed_failure;
+    case RunCategory::interference:
+      return Symptom::interference;
+    case RunCategory::usage:
+      return Symptom::usage;
+    case RunCategory::error:
+      return Symptom::error;
+    case RunCategory::protocol:
+      return Symptom::protocol;
+    case RunCategory::no_device:
+      return Symptom::no_device;
+    case RunCategory::referee:
+      return Symptom::referee;
+    case RunCategory::process_limit:
+      return Symptom::process_limit;
+    case RunCategory::cancelled:
+      return Symptom::cancelled;
+  }
+  return Symptom::error;  // not reached: every RunCategory is read above
+}
+
+nlohmann::json symptom_json(const std::optional<Symptom>& s) { return s ? name_of(*s) : ""; }
+
+std::optional<Symptom> symptom_from_json(const nlohmann::json& j) {
+  const std::string name = j.get<std::string>();
+  if (name.empty()) return std::nullopt;
+  if (const auto s = symptom_named(name)) return s;
+  throw std::runtime_error("\"" + name + "\" is not a symptom any check reports");
 }
 
 }  // namespace grader

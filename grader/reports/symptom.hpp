@@ -1,29 +1,87 @@
 // What a failing check can say it measured (its symptom), written once: every
-// name a check may report, which family reports it, and, for those that
-// explain others, which comes first when several checks of a step fail.
+// symptom, its name (in reports, in lab.json's symptom_hints and in fixture
+// expectations), and, for those that explain others, which comes first when
+// several checks of a step fail.
 #pragma once
 
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "run_category.hpp"
+
 namespace grader {
 
-struct SymptomTraits {
-  std::string name;  // as a check result and lab.json's symptom_hints name it: "race"
-  // When several checks of a step fail, the lowest rank chooses the hint: the
-  // symptom closest to the cause (a race explains a mismatch, not the other
-  // way round). 0: below every ranked symptom.
-  int rank = 0;
+enum class Symptom {
+  // correctness and the program's run (the run's own ending: RunCategory's names)
+  mismatch,
+  unwritten,
+  canary,
+  timeout,
+  crash,
+  cuda_error,
+  no_result,
+  implausibly_fast,
+  noisy,
+  local_memory,
+  api,
+  bad_output,
+  error,
+  process_limit,
+  // the referee: a timed launch wrong after right ones, the reply before the work, the GPU kept
+  // busy, a broken reply, a timed request that failed otherwise
+  timed_mismatch,
+  early_reply,
+  interference,
+  protocol,
+  timed_failure,
+  // what is not the submission's doing: a wrong call of the referee, no GPU, the referee itself,
+  // a run no check needed (such a check is not graded)
+  usage,
+  no_device,
+  referee,
+  cancelled,
+  // correctness: an input changed, wrong only at sizes off a multiple of 32, two runs differ
+  modified_input,
+  edge_mismatch,
+  nondeterministic,
+  // ncu
+  bank_conflicts,
+  uncoalesced,
+  memory_space,
+  not_the_named_kernel,
+  not_your_kernel,
+  // compute-sanitizer
+  race,
+  out_of_bounds,
+  uninitialized,
+  divergent_barrier,
+  leak,
+  api_error,
+  sanitizer,  // the last: every_symptom() lists them all, which a test counts against it
 };
 
 // Every symptom, in the order lint messages list them.
-const std::vector<SymptomTraits>& symptom_table();
-
-// Symptoms a failing check can report (docs/json-output.md, and the referee's
-// outcome categories a correctness check passes on).
-const std::vector<std::string>& known_symptoms();
-
+const std::vector<Symptom>& every_symptom();
+// "race": as a check result and lab.json's symptom_hints name it.
+const char* name_of(Symptom s);
+// The symptom of that name, or nothing.
+std::optional<Symptom> symptom_named(const std::string& name);
+// When several checks of a step fail, the lowest rank chooses the hint: the
+// symptom closest to the cause (a race explains a mismatch, not the other way
+// round). 0: below every ranked symptom.
+int rank_of(Symptom s);
 // The ranked symptoms, closest to the cause first.
-const std::vector<std::string>& symptom_priority();
+const std::vector<Symptom>& symptoms_closest_to_the_cause_first();
+
+// What a failing check reports of a run that ended so (a run that ended well
+// and still failed its check: error).
+Symptom symptom_of(RunCategory c);
+
+// In JSON a symptom is its name; a check that reports none writes "".
+nlohmann::json symptom_json(const std::optional<Symptom>& s);
+// Throws std::runtime_error for a name no check reports.
+std::optional<Symptom> symptom_from_json(const nlohmann::json& j);
 
 }  // namespace grader
