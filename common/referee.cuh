@@ -40,16 +40,14 @@ struct RefereeArgs : RefereeRequest {
   std::string gpu_lock;
 };
 
-// A run that cannot go on: what the result says about it ("timeout", "crash",
-// "cuda_error", "error", "protocol", "no_start", "referee").
+// A run that cannot go on: what the result's "failure" says about it (referee_failures.hpp).
 class RunFailure : public std::runtime_error {
  public:
-  explicit RunFailure(nlohmann::json failure)
-      : std::runtime_error(failure.value("message", "")), failure_(std::move(failure)) {}
-  const nlohmann::json& failure() const { return failure_; }
+  explicit RunFailure(RunFailureReport failure) : std::runtime_error(failure.message), failure_(std::move(failure)) {}
+  const RunFailureReport& failure() const { return failure_; }
 
  private:
-  nlohmann::json failure_;
+  RunFailureReport failure_;
 };
 
 // The worker for a submission (or, with variant "baseline", the trusted server

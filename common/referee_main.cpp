@@ -307,8 +307,8 @@ void run_or_time(const LabDefinition& lab, const RefereeArgs& a, json& result) {
   if (e != cudaSuccess) {
     worker.kill_all();
     result["status"] = no_device_error(e) ? RefereeStatus::no_device : RefereeStatus::failed;
-    result["failure"] = {{"kind", no_device_error(e) ? "no_device" : "referee"},
-                         {"message", std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e)}};
+    result["failure"] = failure_of(no_device_error(e) ? FailureKind::no_device : FailureKind::referee,
+                                   std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e));
   } else {
     result["device"] = device_json();
     if (a.mode == "run")
@@ -345,21 +345,21 @@ int main(int argc, char** argv) {
     }
   } catch (const UsageError& e) {
     result["status"] = RefereeStatus::usage;
-    result["failure"] = {{"kind", "usage"}, {"message", e.what()}};
+    result["failure"] = failure_of(FailureKind::usage, e.what());
     code = 2;
   } catch (const CudaError& e) {
     // The referee's own CUDA failed: a problem of the machine or the course, not the submission's.
     result["status"] = no_device_error(e.code()) ? RefereeStatus::no_device : RefereeStatus::failed;
-    result["failure"] = {{"kind", no_device_error(e.code()) ? "no_device" : "referee"},
-                         {"message", std::string("the referee hit ") + cudaGetErrorName(e.code()) + " (" +
-                                         cudaGetErrorString(e.code()) + ") at " + e.call()}};
+    result["failure"] = failure_of(no_device_error(e.code()) ? FailureKind::no_device : FailureKind::referee,
+                                   std::string("the referee hit ") + cudaGetErrorName(e.code()) + " (" +
+                                       cudaGetErrorString(e.code()) + ") at " + e.call());
     code = 10;
   } catch (const RunFailure& f) {
     result["status"] = RefereeStatus::failed;
     result["failure"] = f.failure();
   } catch (const std::exception& e) {
     result["status"] = RefereeStatus::failed;
-    result["failure"] = {{"kind", "referee"}, {"message", e.what()}};
+    result["failure"] = failure_of(FailureKind::referee, e.what());
     code = 11;
   }
   result["phases"] = referee_phases().json();

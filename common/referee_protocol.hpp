@@ -18,13 +18,14 @@
 #include <vector>
 
 #include "named_enum.hpp"
+#include "referee_failures.hpp"
 #include "stats.hpp"
 
 namespace memlabs {
 
 // 3: the timing report is TimingReport (decided_early added), and the result carries "phases".
 // 4: each ratio goes by its check kind's name (TimedRatio) in the report and in a
-// request, and a timed failure is a TimedFailure.
+// request, and the failures are typed (referee_failures.hpp).
 inline constexpr int kRefereeProtocol = 4;
 
 // A value read from a submission's output, as the document carries it. JSON has
@@ -80,50 +81,6 @@ struct TimingReport {
   std::optional<std::string> library;
   std::vector<double> speedup_samples, fraction_of_peak_samples, aa_samples;  // per round
   Interference interference;
-};
-
-// Why the candidate's timed launches cannot be counted (result["timed_failure"]),
-// as the referee found when it checked a batch of them (common/timing.cuh): an
-// output wrong against the baseline's, unwritten after the reply, still being
-// written when the reply came (unfinished), written before the request was sent,
-// a guard zone around an output overwritten, or an input changed.
-enum class TimedFailureKind { mismatch, unwritten, unfinished, written_early, canary, modified_input };
-inline constexpr TimedFailureKind kEveryTimedFailureKind[] = {
-    TimedFailureKind::mismatch,      TimedFailureKind::unwritten, TimedFailureKind::unfinished,
-    TimedFailureKind::written_early, TimedFailureKind::canary,    TimedFailureKind::modified_input};
-inline const char* name_of(TimedFailureKind k) {
-  switch (k) {
-    case TimedFailureKind::mismatch:
-      return "mismatch";
-    case TimedFailureKind::unwritten:
-      return "unwritten";
-    case TimedFailureKind::unfinished:
-      return "unfinished";
-    case TimedFailureKind::written_early:
-      return "written_early";
-    case TimedFailureKind::canary:
-      return "canary";
-    case TimedFailureKind::modified_input:
-      return "modified_input";
-  }
-  return "mismatch";  // not reached: every TimedFailureKind is named above
-}
-inline void to_json(nlohmann::json& j, TimedFailureKind k) { j = name_of(k); }
-inline void from_json(const nlohmann::json& j, TimedFailureKind& k) {
-  k = enum_from_json(j, kEveryTimedFailureKind, "timed failure");
-}
-struct TimedFailure {
-  TimedFailureKind kind = TimedFailureKind::mismatch;
-  std::string buffer;       // the output it concerns (the input, for modified_input)
-  std::size_t count = 0;    // its elements (the places sampled, for a sampled scan)
-  std::size_t found = 0;    // of them: wrong (mismatch), unwritten (unwritten, unfinished), written (written_early)
-  std::string first;        // where the first of them is, when known
-  nlohmann::json expected;  // mismatch: the first wrong element's values, as value_json writes them
-  nlohmann::json got;
-  bool sampled = false;              // unfinished: seen at places sampled across every output
-  bool before = false;               // canary: the guard zone before the output (else the one after it)
-  std::size_t round = 0;             // the round of the timing it happened in (0: the warm-up)
-  std::size_t verified_batches = 0;  // batches on fresh inputs that were right before this one
 };
 
 // ---- the correctness run (result["cases"], one a case) ----
@@ -380,8 +337,6 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(OutputReport, name, dtype, count, unwritten, 
                                    max_rel_error, first)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Rerun, output, changed, count)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FactReport, name, ok, detail)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TimedFailure, kind, buffer, count, found, first, expected, got, sampled, before,
-                                   round, verified_batches)
 
 namespace protocol_detail {
 

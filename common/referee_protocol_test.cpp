@@ -105,6 +105,29 @@ TEST(RefereeProtocol, ATimedFailureReadsBackByKindAndRefusesAnUnknownOne) {
   EXPECT_THROW((void)j.get<TimedFailure>(), json::exception) << "every key is required";
 }
 
+TEST(RefereeProtocol, ARunFailureReadsBackWithWhatTheProgramSaidAsData) {
+  RunFailureReport f = failure_of(FailureKind::cuda_error, "an illegal memory access was encountered");
+  f.phase = "candidate";
+  f.case_name = "1000x777";
+  f.op = "run";
+  f.recent = {"{\"id\": 3}"};
+  f.error = ProgramError{"cudaErrorIllegalAddress", "an illegal memory access was encountered", "cudaDeviceSynchronize",
+                         "serve.cpp:120"};
+  json j = f;
+  EXPECT_EQ(j.at("kind"), "cuda_error");
+  EXPECT_EQ(j.at("case"), "1000x777");
+  EXPECT_EQ(json(j.get<RunFailureReport>()), j);
+  EXPECT_EQ(j.get<RunFailureReport>().error->name, "cudaErrorIllegalAddress");
+  const json plain = failure_of(FailureKind::usage, "no such case");
+  EXPECT_TRUE(plain.at("error").is_null());
+  EXPECT_FALSE(plain.get<RunFailureReport>().error);
+  j["kind"] = "meltdown";
+  EXPECT_THROW((void)j.get<RunFailureReport>(), std::runtime_error);
+  j = f;
+  j.erase("who");
+  EXPECT_THROW((void)j.get<RunFailureReport>(), json::exception) << "every key is required";
+}
+
 CaseReport a_case() {
   CaseReport c;
   c.name = "1000x777";

@@ -67,7 +67,7 @@ ServerProcess start_worker(const RefereeArgs& a) {
   try {
     return ServerProcess::spawn(o);
   } catch (const std::exception& e) {
-    throw RunFailure({{"kind", "no_start"}, {"message", std::string("could not start your program: ") + e.what()}});
+    throw RunFailure(failure_of(FailureKind::no_start, std::string("could not start your program: ") + e.what()));
   }
 }
 
@@ -77,8 +77,7 @@ ServerProcess start_trusted_server(const RefereeArgs& a) {
   try {
     return ServerProcess::spawn(o);
   } catch (const std::exception& e) {
-    throw RunFailure(
-        {{"kind", "referee"}, {"message", std::string("could not start the trusted server: ") + e.what()}});
+    throw RunFailure(failure_of(FailureKind::referee, std::string("could not start the trusted server: ") + e.what()));
   }
 }
 
@@ -87,36 +86,40 @@ json expect_reply(ServerProcess& server, const json& request, double timeout_s, 
   const std::string op = request.value("op", "");
   Reply r = server.request(request, timeout_s, fds);
   const std::string phase = phase_of(op, who);
-  const auto fail = [&](const std::string& kind, const std::string& message, json error = json::object()) -> json {
+  const auto fail = [&](FailureKind kind, const std::string& message,
+                        std::optional<ProgramError> error = std::nullopt) -> json {
     server.kill_all();
-    json f = {{"kind", kind},
-              {"message", message},
-              {"who", who},
-              {"phase", phase},
-              {"case", case_name},
-              {"op", op},
-              {"ending", server.ending()},
-              {"recent", server.recent()}};
-    if (!error.empty()) f["error"] = std::move(error);
-    if (server.crashed()) f["signal"] = server.signal();
+    RunFailureReport f = failure_of(kind, message);
+    f.who = who;
+    f.phase = phase;
+    f.case_name = case_name;
+    f.op = op;
+    f.ending = server.ending();
+    f.recent = server.recent();
+    f.error = std::move(error);
+    if (server.crashed()) f.signal = server.signal();
     throw RunFailure(f);
   };
   if (!r.ok) {
     if (r.failure == "timeout")
-      return fail("timeout", "did not answer within " + std::to_string(static_cast<int>(timeout_s)) + " s");
+      return fail(FailureKind::timeout, "did not answer within " + std::to_string(static_cast<int>(timeout_s)) + " s");
     if (r.failure == "gone") {
       server.kill_all();
-      return fail(server.crashed() ? "crash" : "exit", "ended (" + server.ending() + ") in the middle of a request");
+      return fail(server.crashed() ? FailureKind::crash : FailureKind::exit,
+                  "ended (" + server.ending() + ") in the middle of a request");
     }
-    return fail("protocol", "answered outside the protocol: " + r.detail);
+    return fail(FailureKind::protocol, "answered outside the protocol: " + r.detail);
   }
   if (!r.body.value("ok", false)) {
-    json error = r.body.value("error", json::object());
-    if (!error.is_object()) error = json::object();
-    const std::string kind = error.value("kind", std::string("exception")) == "cuda" ? "cuda_error" : "error";
-    error["phase"] = phase;
-    error["case"] = case_name;
-    return fail(kind, error.value("message", std::string("failed")), error);
+    // The program's own account of what failed (serve.cpp's error_json), read as
+    // data: a text that is missing or not a text is empty.
+    const json said = r.body.value("error", json::object());
+    const auto text = [&](const char* key) {
+      return said.is_object() && said.contains(key) && said[key].is_string() ? said[key].get<std::string>() : "";
+    };
+    const ProgramError error{text("name"), text("message"), text("call"), text("where")};
+    return fail(text("kind") == "cuda" ? FailureKind::cuda_error : FailureKind::error,
+                error.message.empty() ? "failed" : error.message, error);
   }
   r.body["seconds"] = r.seconds;
   return r.body;

@@ -60,12 +60,11 @@ TimedFailure unwritten_in(TimedFailureKind kind, const Output& o, const OutputSc
 void TimingSession::pause_worker() {
   if (worker_.pause()) return;
   if (worker_.pause_failure() == ServerProcess::PauseFailure::by_the_machine)
-    throw RunFailure({{"kind", "pause_stuck"},
-                      {"message",
-                       "your program, one process that started none, would not stop within 5 s: held in "
-                       "the kernel (a driver call), the machine's failure"}});
+    throw RunFailure(failure_of(FailureKind::pause_stuck,
+                                "your program, one process that started none, would not stop within 5 s: held in "
+                                "the kernel (a driver call), the machine's failure"));
   throw RunFailure(
-      {{"kind", "pause"}, {"message", "your program could not be paused: its processes would not all stop"}});
+      failure_of(FailureKind::pause, "your program could not be paused: its processes would not all stop"));
 }
 
 double TimingSession::flushed(ServerProcess& server, const json& request, const std::string& who) {

@@ -165,9 +165,7 @@ std::optional<CheckResult> LabGrader::inputs_touched(const Check& c, const memla
 
 // A case with no result: the program stopped in it or before it.
 CheckResult LabGrader::case_did_not_run(const Check& c, const std::string& name) {
-  const json failure =
-      student_run_.result.is_object() ? student_run_.result.value("failure", json::object()) : json::object();
-  const std::string crashed_in = failure.is_object() ? failure.value("case", std::string()) : std::string();
+  const std::string crashed_in = student_run_.failure ? student_run_.failure->case_name : std::string();
   if (student_run_.category == RunCategory::referee || student_run_.category == RunCategory::no_device)
     return skipped(c, student_run_.message);
   CheckResult r;

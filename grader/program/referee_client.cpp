@@ -20,17 +20,16 @@ namespace {
 constexpr std::size_t kShownOutputBytes = 4000;
 constexpr std::size_t kMaxResultBytes = 8u << 20;
 
-std::string where_clause(const json& error) {
+// Where in the program a request failed, from its phase and case.
+std::string where_clause(const std::string& phase, const std::string& case_name) {
   std::string s;
-  const std::string phase = error.value("phase", "");
-  const std::string c = error.value("case", "");
   if (phase == "candidate")
     s = " in your kernel";
   else if (phase == "setup")
     s = " while setting up";
   else if (phase == "facts")
     s = " while the driver checked your program's memory";
-  if (!c.empty()) s += " (case " + c + ")";
+  if (!case_name.empty()) s += " (case " + case_name + ")";
   return s;
 }
 
@@ -56,53 +55,63 @@ std::string describe_signal(int sig) {
   }
 }
 
-// One line for a run the referee could not finish because of the submission's program.
-std::pair<RunCategory, std::string> explain_failure(const json& f, const std::string& who, double request_timeout_s) {
-  const std::string kind = f.value("kind", "");
-  const std::string in_case =
-      f.value("case", std::string()).empty() ? "" : " (case " + f.value("case", std::string()) + ")";
-  if (f.value("who", std::string("worker")) != "worker" && kind != "no_device")
+// One line for a run the referee could not finish, and whose failure it was.
+std::pair<RunCategory, std::string> explain_failure(const memlabs::RunFailureReport& f, const std::string& who,
+                                                    double request_timeout_s) {
+  using K = memlabs::FailureKind;
+  const std::string in_case = f.case_name.empty() ? "" : " (case " + f.case_name + ")";
+  if (f.who != "worker" && f.kind != K::no_device)
     return {RunCategory::referee,
             "the referee's own trusted process failed, which is a problem of the grading machine or the "
             "course, not of your code: " +
-                f.value("message", std::string())};
-  if (kind == "timeout")
-    return {RunCategory::timeout, who + " did not finish within " +
-                                      std::to_string(static_cast<int>(request_timeout_s)) + " s and was stopped" +
-                                      in_case +
-                                      ": an endless loop, or threads waiting at a barrier that others never reach?"};
-  if (kind == "crash") return {RunCategory::crash, who + " " + describe_signal(f.value("signal", 0)) + in_case};
-  if (kind == "exit")
-    return {RunCategory::no_result,
-            who + " ended (" + f.value("ending", std::string("?")) + ")" + in_case +
-                " before it finished: does the code call exit(), abort() or cudaDeviceReset()?"};
-  if (kind == "cuda_error") return {RunCategory::cuda_error, explain_cuda_error(f.value("error", json::object()), who)};
-  if (kind == "protocol")
-    return {RunCategory::protocol,
-            who + " broke the protocol with the referee" + in_case + ": " + f.value("message", std::string())};
-  if (kind == "pause")
-    return {RunCategory::error, who + " could not be paused between requests (processes it started kept running)"};
-  // One process, none started, that would not stop: held in the kernel, which the program alone cannot arrange.
-  if (kind == "pause_stuck")
-    return {RunCategory::referee, "the referee could not pause " + who +
-                                      " between requests: its one process would not stop within 5 s (held in a driver "
-                                      "call); the grading machine's failure, not your code's"};
-  if (kind == "no_start") return {RunCategory::error, f.value("message", std::string("could not start ") + who)};
-  if (kind == "no_device") return {RunCategory::no_device, "no usable GPU: " + f.value("message", std::string())};
-  if (kind == "referee")
-    return {RunCategory::referee,
-            "the referee failed, which is a problem of the grading machine or the course, not of your code: " +
-                f.value("message", std::string())};
-  const json error = f.value("error", json::object());
+                f.message};
+  switch (f.kind) {
+    case K::timeout:
+      return {RunCategory::timeout, who + " did not finish within " +
+                                        std::to_string(static_cast<int>(request_timeout_s)) + " s and was stopped" +
+                                        in_case +
+                                        ": an endless loop, or threads waiting at a barrier that others never reach?"};
+    case K::crash:
+      return {RunCategory::crash, who + " " + describe_signal(f.signal) + in_case};
+    case K::exit:
+      return {RunCategory::no_result,
+              who + " ended (" + (f.ending.empty() ? "?" : f.ending) + ")" + in_case +
+                  " before it finished: does the code call exit(), abort() or cudaDeviceReset()?"};
+    case K::cuda_error:
+      return {RunCategory::cuda_error,
+              explain_cuda_error(f.error.value_or(memlabs::ProgramError{}), f.phase, f.case_name, who)};
+    case K::protocol:
+      return {RunCategory::protocol, who + " broke the protocol with the referee" + in_case + ": " + f.message};
+    case K::pause:
+      return {RunCategory::error, who + " could not be paused between requests (processes it started kept running)"};
+    case K::pause_stuck:
+      // One process, none started, that would not stop: held in the kernel, which the program alone cannot arrange.
+      return {RunCategory::referee, "the referee could not pause " + who +
+                                        " between requests: its one process would not stop within 5 s (held in a "
+                                        "driver call); the grading machine's failure, not your code's"};
+    case K::no_start:
+      return {RunCategory::error, f.message.empty() ? "could not start " + who : f.message};
+    case K::no_device:
+      return {RunCategory::no_device, "no usable GPU: " + f.message};
+    case K::referee:
+      return {RunCategory::referee,
+              "the referee failed, which is a problem of the grading machine or the course, not of your code: " +
+                  f.message};
+    case K::usage:
+      return {RunCategory::usage, "referee usage error: " + f.message};
+    case K::error:
+      break;
+  }
   return {RunCategory::error,
-          who + " failed" + where_clause(error) + ": " + f.value("message", std::string("an error"))};
+          who + " failed" + where_clause(f.phase, f.case_name) + ": " + (f.message.empty() ? "an error" : f.message)};
 }
 
 }  // namespace
 
-std::string explain_cuda_error(const json& e, const std::string& who) {
-  const std::string name = e.value("name", "");
-  const std::string where = where_clause(e);
+std::string explain_cuda_error(const memlabs::ProgramError& e, const std::string& phase, const std::string& case_name,
+                               const std::string& who) {
+  const std::string& name = e.name;
+  const std::string where = where_clause(phase, case_name);
   if (name == "cudaErrorIllegalAddress")
     return "illegal memory access" + where +
            ": a thread read or wrote outside its buffer. Check the bounds guards at sizes that are not a "
@@ -116,10 +125,9 @@ std::string explain_cuda_error(const json& e, const std::string& who) {
   if (name == "cudaErrorLaunchOutOfResources")
     return "too many resources requested for launch" + where + ": too many registers per thread for this block size.";
   if (name == "cudaErrorIllegalInstruction" || name == "cudaErrorLaunchFailure")
-    return "the kernel crashed" + where + " (" + e.value("message", "") + ")";
+    return "the kernel crashed" + where + " (" + e.message + ")";
   if (name == "cudaErrorAssert") return "a device-side assert() failed" + where + ".";
-  return who + " hit " + name + " (" + e.value("message", "") + ")" + where + " at " + e.value("call", "") + " [" +
-         e.value("where", "") + "]";
+  return who + " hit " + name + " (" + e.message + ")" + where + " at " + e.call + " [" + e.where + "]";
 }
 
 std::vector<std::string> referee_isolation_args(const IsolationSettings& s, double timeout_s) {
@@ -179,6 +187,7 @@ std::optional<std::string> read_typed_parts(RunnerOutcome& out) {
     if (out.result.contains("timing")) out.timing = out.result["timing"].get<memlabs::TimingReport>();
     if (out.result.contains("timed_failure"))
       out.timed_failure = out.result["timed_failure"].get<memlabs::TimedFailure>();
+    if (out.result.contains("failure")) out.failure = out.result["failure"].get<memlabs::RunFailureReport>();
     if (out.result.value("mode", "") == "run" && out.result.contains("cases"))
       out.cases = out.result["cases"].get<std::vector<memlabs::CaseReport>>();
     if (out.result.value("mode", "") == "run" && out.result.contains("output_elements") &&
@@ -207,14 +216,17 @@ RunnerOutcome with_status(RunnerOutcome out, const RefereeCall& call) {
     return fail(RunCategory::referee, "the referee's result has no status this grader knows (" + std::string(e.what()) +
                                           "): rebuild the course with this grader");
   }
-  const json failure = out.result.value("failure", json::object());
   switch (status) {
     case memlabs::RefereeStatus::ok:
       return out;
     case memlabs::RefereeStatus::usage:
-      return fail(RunCategory::usage, "referee usage error: " + failure.value("message", std::string()));
     case memlabs::RefereeStatus::no_device:
-      return fail(RunCategory::no_device, "no usable GPU: " + failure.value("message", std::string()));
+    case memlabs::RefereeStatus::failed:
+      break;  // its failure says what
+    case memlabs::RefereeStatus::error:
+      return fail(RunCategory::referee,
+                  "the referee ended before it said what failed: the grading machine's "
+                  "failure, not your code's");
     // The caller reads the cases or the timing for the detail.
     case memlabs::RefereeStatus::mismatch:
       return fail(RunCategory::mismatch, "");
@@ -224,11 +236,10 @@ RunnerOutcome with_status(RunnerOutcome out, const RefereeCall& call) {
       return fail(RunCategory::timed_failure, "");
     case memlabs::RefereeStatus::interference:
       return fail(RunCategory::interference, "");
-    case memlabs::RefereeStatus::failed:
-    case memlabs::RefereeStatus::error:
-      break;
   }
-  const auto [category, message] = explain_failure(failure, call.who, call.request_timeout_s);
+  if (!out.failure)
+    return fail(RunCategory::referee, "the referee's result says it failed, not what failed: rebuild the course");
+  const auto [category, message] = explain_failure(*out.failure, call.who, call.request_timeout_s);
   return fail(category, message);
 }
 

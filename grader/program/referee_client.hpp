@@ -28,6 +28,7 @@ struct RunnerOutcome {
   nlohmann::json result;
   std::optional<memlabs::TimingReport> timing;         // a timing session's report, read from result["timing"]
   std::optional<memlabs::TimedFailure> timed_failure;  // why its timed launches cannot count: result["timed_failure"]
+  std::optional<memlabs::RunFailureReport> failure;    // why the run could not finish: result["failure"]
   std::vector<memlabs::CaseReport> cases;              // a correctness run's cases, read from result["cases"]
   std::map<std::string, double> output_elements;       // a correctness run's --count cases: outputs of each
   std::string stdout_head, stderr_head;                // what the submission's program printed, truncated
@@ -62,7 +63,8 @@ void make_timing_call(RefereeCall& call, const std::string& case_name, std::uint
                       double lab_timeout_s);
 
 // The sentence for a CUDA error the submission's program reported.
-std::string explain_cuda_error(const nlohmann::json& error, const std::string& who);
+std::string explain_cuda_error(const memlabs::ProgramError& error, const std::string& phase,
+                               const std::string& case_name, const std::string& who);
 
 // The isolation a referee gives the submission's program in this process's
 // mode (sandbox.hpp), with limits from the call's timeout.

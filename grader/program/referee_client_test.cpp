@@ -37,7 +37,9 @@ TEST(RefereeTurns, ATimingsRefereeGetsTheLockFileAndTheGraderTakesNoTurnForIt) {
   const fs::path lock = dir / "gpu.lock", argv_file = dir / "argv", referee = dir / "referee.sh";
   std::ofstream(referee) << "#!/bin/sh\nprintf '%s\\n' \"$@\" > " << argv_file.string()
                          << "\necho '{\"protocol\": " << memlabs::kRefereeProtocol
-                         << ", \"status\": \"usage\", \"failure\": {\"message\": \"stand-in\"}}'\n";
+                         << ", \"status\": \"usage\", \"failure\": "
+                         << nlohmann::json(memlabs::failure_of(memlabs::FailureKind::usage, "stand-in")).dump()
+                         << "}'\n";
   fs::permissions(referee, fs::perms::owner_all);
   set_process_gpu_lock(lock);
   const auto args = [&] {
@@ -87,7 +89,9 @@ TEST(RefereeTurns, ATimingsRefereeGetsTheLockFileAndTheGraderTakesNoTurnForIt) {
 
 // The sentence for a CUDA error says what the error means for a kernel.
 TEST(CudaErrorSentence, SaysWhatAnIllegalAddressMeans) {
-  const std::string s = explain_cuda_error(nlohmann::json{{"name", "cudaErrorIllegalAddress"}}, "your program");
+  memlabs::ProgramError e;
+  e.name = "cudaErrorIllegalAddress";
+  const std::string s = explain_cuda_error(e, "candidate", "1000x777", "your program");
   EXPECT_EQ(s.rfind("illegal memory access", 0), 0u) << s;
   EXPECT_NE(s.find("bounds"), std::string::npos) << s;
 }
