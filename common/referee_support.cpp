@@ -101,9 +101,9 @@ json expect_reply(ServerProcess& server, const json& request, double timeout_s, 
     throw RunFailure(f);
   };
   if (!r.ok) {
-    if (r.failure == "timeout")
+    if (r.failure == NoReply::timeout)
       return fail(FailureKind::timeout, "did not answer within " + std::to_string(static_cast<int>(timeout_s)) + " s");
-    if (r.failure == "gone") {
+    if (r.failure == NoReply::gone) {
       server.kill_all();
       return fail(server.crashed() ? FailureKind::crash : FailureKind::exit,
                   "ended (" + server.ending() + ") in the middle of a request");

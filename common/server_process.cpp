@@ -156,10 +156,24 @@ std::string reply_problem(const nlohmann::json& reply, const nlohmann::json& sen
 
 }  // namespace
 
+const char* name_of(NoReply why) {
+  switch (why) {
+    case NoReply::none:
+      return "none";
+    case NoReply::timeout:
+      return "timeout";
+    case NoReply::gone:
+      return "gone";
+    case NoReply::protocol:
+      return "protocol";
+  }
+  return "none";  // not reached: every NoReply is named above
+}
+
 Reply ServerProcess::request(const nlohmann::json& body, double timeout_s, const std::vector<int>& fds) {
   Reply r;
   if (pid_ <= 0 || reaped_) {
-    r.failure = "gone";
+    r.failure = NoReply::gone;
     return r;
   }
   const auto t0 = std::chrono::steady_clock::now();
@@ -172,14 +186,14 @@ Reply ServerProcess::request(const nlohmann::json& body, double timeout_s, const
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (recent.size() >= 12) recent.erase(recent.begin());
       recent.push_back(body.value("op", std::string("?")) + " " + std::to_string(s) + " s " +
-                       (r.ok ? std::string("ok") : r.failure));
+                       (r.ok ? "ok" : name_of(r.failure)));
     }
   } note{recent_, body, r, t0};
   try {
     // A reply nobody asked for: one queued ahead of its request would end the
     // next request at once, before its work is done.
     if (channel_.has_message()) {
-      r.failure = "protocol";
+      r.failure = NoReply::protocol;
       r.detail = "a message it sent before the request (a reply queued ahead of what it answers)";
       return r;
     }
@@ -190,11 +204,11 @@ Reply ServerProcess::request(const nlohmann::json& body, double timeout_s, const
     auto m = channel_.receive(timeout_s, /*accept_fds=*/false);
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!m) {
-      r.failure = "timeout";
+      r.failure = NoReply::timeout;
       return r;
     }
     if (std::string problem = reply_problem(m->body, sent); !problem.empty()) {
-      r.failure = "protocol";
+      r.failure = NoReply::protocol;
       r.detail = std::move(problem);
       return r;
     }
@@ -202,7 +216,7 @@ Reply ServerProcess::request(const nlohmann::json& body, double timeout_s, const
     r.body = std::move(m->body);
     r.ok = true;
   } catch (const ChannelClosed&) {
-    r.failure = "gone";
+    r.failure = NoReply::gone;
     // The channel closes a moment before the process can be reaped (under
     // bwrap, bwrap exits only after its child): wait up to 2 s, so a crash
     // reads as a crash and not as a process the referee stopped.
@@ -211,7 +225,7 @@ Reply ServerProcess::request(const nlohmann::json& body, double timeout_s, const
       if (!reaped_) nap_us(5000);
     }
   } catch (const ChannelError& e) {
-    r.failure = "protocol";
+    r.failure = NoReply::protocol;
     r.detail = e.what();
   }
   return r;

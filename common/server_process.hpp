@@ -26,12 +26,17 @@ struct SpawnOptions {
   std::vector<std::string> visible;  // folders the sandbox shows read-only (the program's)
 };
 
+// Why a request got no reply: none came in time, the process is gone, or what
+// came broke the protocol.
+enum class NoReply { none, timeout, gone, protocol };
+const char* name_of(NoReply why);
+
 struct Reply {
-  bool ok = false;      // the request was served
-  nlohmann::json body;  // the reply, also when it reports an error ({"ok": false, "error": ...})
-  std::string failure;  // why there is no reply: "timeout", "gone", "protocol"
-  std::string detail;   // for "protocol": what was wrong
-  double seconds = 0;   // from sending the request to the reply
+  bool ok = false;                  // the request was served
+  nlohmann::json body;              // the reply, also when it reports an error ({"ok": false, "error": ...})
+  NoReply failure = NoReply::none;  // why there is no reply
+  std::string detail;               // for protocol: what was wrong
+  double seconds = 0;               // from sending the request to the reply
 };
 
 class ServerProcess {

@@ -110,14 +110,14 @@ TEST_F(ServerProcessTest, ARequestToAProgramThatNeverAnswersTimesOut) {
   ServerProcess p = ServerProcess::spawn(shell("sleep 300"));
   const Reply r = p.request({{"op", "nop"}}, 0.2);
   EXPECT_FALSE(r.ok);
-  EXPECT_EQ(r.failure, "timeout");
+  EXPECT_EQ(r.failure, NoReply::timeout);
 }
 
 TEST_F(ServerProcessTest, AProgramThatExitsIsGoneWithItsStatus) {
   ServerProcess p = ServerProcess::spawn(shell("exit 7"));
   const Reply r = p.request({{"op", "nop"}}, 5);
   EXPECT_FALSE(r.ok);
-  EXPECT_EQ(r.failure, "gone");
+  EXPECT_EQ(r.failure, NoReply::gone);
   p.kill_all();
   EXPECT_EQ(p.ending(), "exited with code 7");
 }
@@ -141,9 +141,9 @@ TEST_F(ServerProcessTest, AProgramThatCrashesInsideBwrapSaysBySignal) {
   for (int i = 0; i < 5; ++i) {
     ServerProcess p = ServerProcess::spawn(o);
     const Reply r = p.request({{"op", "nop"}}, 10);
-    if (r.failure == "gone" && !p.running() && !p.crashed() && p.ending().find("code 1") != std::string::npos)
+    if (r.failure == NoReply::gone && !p.running() && !p.crashed() && p.ending().find("code 1") != std::string::npos)
       GTEST_SKIP() << "bwrap cannot run here: " << p.ending();
-    EXPECT_EQ(r.failure, "gone");
+    EXPECT_EQ(r.failure, NoReply::gone);
     p.kill_all();
     EXPECT_TRUE(p.crashed()) << p.ending();
     EXPECT_NE(p.ending().find("SIGSEGV"), std::string::npos) << p.ending();
@@ -161,7 +161,7 @@ TEST_F(ServerProcessTest, TheProgramGetsItsSocketAsDescriptor3AndNothingElse) {
   o.stdout_fd = p[1];
   ServerProcess sp = ServerProcess::spawn(o);
   ::close(p[1]);
-  EXPECT_EQ(sp.request({{"op", "nop"}}, 5).failure, "gone");
+  EXPECT_EQ(sp.request({{"op", "nop"}}, 5).failure, NoReply::gone);
   sp.kill_all();
   char buf[256] = {};
   const ssize_t n = ::read(p[0], buf, sizeof buf - 1);
@@ -233,7 +233,7 @@ class RequestIdTest : public ServerProcessTest {
 TEST_F(RequestIdTest, AReplyThatGivesBackTheRequestsIdIsTaken) {
   ServerProcess p = ServerProcess::spawn(fake_server("echo"));
   const Reply r = p.request({{"op", "nop"}}, 10);
-  EXPECT_TRUE(r.ok) << r.failure << ": " << r.detail;
+  EXPECT_TRUE(r.ok) << name_of(r.failure) << ": " << r.detail;
   EXPECT_FALSE(r.body.contains("id"));  // checked, then dropped
   EXPECT_TRUE(p.request({{"op", "nop"}}, 10).ok);
   p.kill_all();
@@ -243,7 +243,7 @@ TEST_F(RequestIdTest, AReplyWithAnotherIdIsOutsideTheProtocol) {
   ServerProcess p = ServerProcess::spawn(fake_server("other"));
   const Reply r = p.request({{"op", "nop"}}, 10);
   EXPECT_FALSE(r.ok);
-  EXPECT_EQ(r.failure, "protocol");
+  EXPECT_EQ(r.failure, NoReply::protocol);
   EXPECT_NE(r.detail.find("id"), std::string::npos) << r.detail;
   p.kill_all();
 }
@@ -254,7 +254,7 @@ TEST_F(RequestIdTest, AReplyQueuedAheadOfItsRequestIsOutsideTheProtocol) {
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // python starts and sends it
   const Reply r = p.request({{"op", "run"}}, 10);
   EXPECT_FALSE(r.ok);
-  EXPECT_EQ(r.failure, "protocol");
+  EXPECT_EQ(r.failure, NoReply::protocol);
   EXPECT_NE(r.detail.find("before the request"), std::string::npos) << r.detail;
   p.kill_all();
 }
