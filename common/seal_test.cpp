@@ -53,6 +53,26 @@ class Seal : public ::testing::Test {
     ::waitpid(pid, &status, 0);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 200;
   }
+  // Runs the launcher's command line `argv` to its end (or until it is stopped:
+  // then it is killed and `stopped` says so); its wait status.
+  static int run_launcher(const std::vector<std::string>& argv, bool& stopped) {
+    const pid_t launcher = ::fork();
+    if (launcher == 0) {
+      std::vector<char*> args;
+      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      ::execv(args[0], args.data());
+      ::_exit(127);
+    }
+    int status = 0;
+    ::waitpid(launcher, &status, WUNTRACED);
+    stopped = WIFSTOPPED(status);
+    if (stopped) {
+      ::kill(launcher, SIGKILL);
+      ::waitpid(launcher, &status, 0);
+    }
+    return status;
+  }
   static bool can_read(const fs::path& f) { return static_cast<bool>(std::ifstream(f)); }
   static bool can_write(const fs::path& f) { return static_cast<bool>(std::ofstream(f)); }
   fs::path root_;
@@ -106,21 +126,9 @@ TEST_F(Seal, AProgramUnderAToolCanNeitherStopNorKillItsLauncher) {
   s.under_tool = true;
   const std::string script = "kill -KILL $PPID 2>/dev/null && exit 3; kill -STOP $PPID 2>/dev/null && exit 4; exit 7";
   const std::vector<std::string> argv = memlabs::seal_command(GRADER_SEAL, s, {"/bin/sh", "-c", script});
-  const pid_t launcher = ::fork();
-  if (launcher == 0) {
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execv(args[0], args.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  ::waitpid(launcher, &status, WUNTRACED);
-  if (WIFSTOPPED(status)) {
-    ::kill(launcher, SIGKILL);
-    ::waitpid(launcher, &status, 0);
-    FAIL() << "the program stopped its launcher";
-  }
+  bool stopped = false;
+  const int status = run_launcher(argv, stopped);
+  ASSERT_FALSE(stopped) << "the program stopped its launcher";
   ASSERT_FALSE(WIFSIGNALED(status)) << "the program killed its launcher (signal " << WTERMSIG(status) << ")";
   EXPECT_EQ(WEXITSTATUS(status), 7) << "the program's own exit status, after both signals were refused";
 }
@@ -134,16 +142,9 @@ TEST_F(Seal, NothingOfTheRunsUserOutlivesTheLauncherUnderATool) {
   s.under_tool = true;
   const std::vector<std::string> argv =
       memlabs::seal_command(GRADER_SEAL, s, {"/bin/sh", "-c", "(setsid sleep 60 &); exit 5"});
-  const pid_t launcher = ::fork();
-  if (launcher == 0) {
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execv(args[0], args.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  ::waitpid(launcher, &status, 0);
+  bool stopped = false;
+  const int status = run_launcher(argv, stopped);
+  ASSERT_FALSE(stopped);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 5) << "the program's own exit status";
   std::size_t left = 0;  // alive: a zombie waits only for whoever adopted it to reap it

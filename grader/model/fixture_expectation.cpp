@@ -133,7 +133,7 @@ std::string expectation_problem(const FixtureExpectation& e, const Manifest& man
            kinds;
   if (!e.symptom.empty() && !symptom_named(e.symptom)) {
     std::string all;
-    for (Symptom x : every_symptom()) all += std::string(all.empty() ? "" : ", ") + name_of(x);
+    for (Symptom x : kEverySymptom) all += std::string(all.empty() ? "" : ", ") + name_of(x);
     return "\"" + e.text + "\" names the symptom " + e.symptom + ", which no check reports (known: " + all + ")";
   }
   return "";

@@ -59,11 +59,48 @@ enum class Symptom {
   divergent_barrier,
   leak,
   api_error,
-  sanitizer,  // the last: every_symptom() lists them all, which a test counts against it
+  sanitizer,  // the last: kEverySymptom lists them all, which a test counts against it
 };
 
 // Every symptom, in the order lint messages list them.
-const std::vector<Symptom>& every_symptom();
+inline constexpr Symptom kEverySymptom[] = {Symptom::mismatch,
+                                            Symptom::unwritten,
+                                            Symptom::canary,
+                                            Symptom::timeout,
+                                            Symptom::crash,
+                                            Symptom::cuda_error,
+                                            Symptom::no_result,
+                                            Symptom::implausibly_fast,
+                                            Symptom::noisy,
+                                            Symptom::local_memory,
+                                            Symptom::api,
+                                            Symptom::bad_output,
+                                            Symptom::error,
+                                            Symptom::process_limit,
+                                            Symptom::timed_mismatch,
+                                            Symptom::early_reply,
+                                            Symptom::interference,
+                                            Symptom::protocol,
+                                            Symptom::timed_failure,
+                                            Symptom::usage,
+                                            Symptom::no_device,
+                                            Symptom::referee,
+                                            Symptom::cancelled,
+                                            Symptom::modified_input,
+                                            Symptom::edge_mismatch,
+                                            Symptom::nondeterministic,
+                                            Symptom::bank_conflicts,
+                                            Symptom::uncoalesced,
+                                            Symptom::memory_space,
+                                            Symptom::not_the_named_kernel,
+                                            Symptom::not_your_kernel,
+                                            Symptom::race,
+                                            Symptom::out_of_bounds,
+                                            Symptom::uninitialized,
+                                            Symptom::divergent_barrier,
+                                            Symptom::leak,
+                                            Symptom::api_error,
+                                            Symptom::sanitizer};
 // "race": as a check result and lab.json's symptom_hints name it.
 const char* name_of(Symptom s);
 // The symptom of that name, or nothing.
