@@ -58,13 +58,13 @@ ServerProcess start_trusted_server(const RefereeArgs& args);
 // Sends a request and returns the reply; throws RunFailure naming `who`,
 // `phase` and `case_name` when there is no good reply. A worker that failed
 // is killed first, so what it printed is complete.
-nlohmann::json expect_reply(ServerProcess& server, const nlohmann::json& request, double timeout_s,
-                            const std::string& who, const std::string& case_name, const std::vector<int>& fds = {});
+nlohmann::json expect_reply(ServerProcess& server, const nlohmann::json& request, double timeout_s, ServerRole who,
+                            const std::string& case_name, const std::vector<int>& fds = {});
 
 // A problem of `case_name` built in the referee over exportable buffers, and
 // opened as set `set` in `server` over the same buffers.
 std::unique_ptr<Problem> open_shared(const LabDefinition& lab, const std::string& case_name, int set,
-                                     ServerProcess& server, double timeout_s, const std::string& who,
+                                     ServerProcess& server, double timeout_s, ServerRole who,
                                      std::size_t* shared_bytes = nullptr);
 
 nlohmann::json device_json();

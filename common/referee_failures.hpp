@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "named_enum.hpp"
+#include "server_role.hpp"
 
 namespace memlabs {
 
@@ -82,14 +83,14 @@ struct ProgramError {
 struct RunFailureReport {
   FailureKind kind = FailureKind::referee;
   std::string message;
-  std::string who = "worker";         // whose run: "worker" (the submission's program) or the referee's trusted server
-  std::string phase;                  // of the request: setup, candidate, baseline, library, facts, ...
-  std::string case_name;              // "case" in JSON
-  std::string op;                     // the request (referee_protocol.hpp's Op, by name)
-  std::string ending;                 // how the process ended, in words, once it had
-  std::vector<std::string> recent;    // the last messages it sent
-  int signal = 0;                     // crash: the signal
-  std::optional<ProgramError> error;  // cuda_error, error: what the program said
+  ServerRole who = ServerRole::worker;  // whose run: the submission's program or the referee's trusted server
+  std::string phase;                    // of the request: setup, candidate, baseline, library, facts, ...
+  std::string case_name;                // "case" in JSON
+  std::string op;                       // the request (referee_protocol.hpp's Op, by name)
+  std::string ending;                   // how the process ended, in words, once it had
+  std::vector<std::string> recent;      // the last messages it sent
+  int signal = 0;                       // crash: the signal
+  std::optional<ProgramError> error;    // cuda_error, error: what the program said
 };
 
 // A failure of `kind` with only its message (the referee's own, a start, a pause).

@@ -126,9 +126,10 @@ class CaseRunner {
     const json sets = json::array({set});
     const std::string variant = a_.variant;
     if (p.host_steps())
-      expect_reply(worker_, {{"op", Op::before}, {"sets", sets}, {"variant", variant}}, a_.timeout_s, "worker", name);
+      expect_reply(worker_, {{"op", Op::before}, {"sets", sets}, {"variant", variant}}, a_.timeout_s,
+                   ServerRole::worker, name);
     expect_reply(worker_, {{"op", Op::run}, {"sets", sets}, {"variant", variant}, {"finish", p.host_steps()}},
-                 a_.timeout_s, "worker", name);
+                 a_.timeout_s, ServerRole::worker, name);
     std::vector<OutputSnapshot> snaps;
     for (auto* o : p.outputs()) snaps.push_back(o->snapshot());
     return snaps;
@@ -178,7 +179,7 @@ class CaseRunner {
 
   // The facts the program reports of this case (an api check), judged by the driver.
   std::vector<FactReport> judged_facts(Problem& p, int set, const std::string& name) {
-    const json reply = expect_reply(worker_, {{"op", Op::facts}, {"set", set}}, a_.timeout_s, "worker", name);
+    const json reply = expect_reply(worker_, {{"op", Op::facts}, {"set", set}}, a_.timeout_s, ServerRole::worker, name);
     std::vector<Fact> reported;
     const json& facts = reply.contains("facts") && reply["facts"].is_array() ? reply["facts"] : json::array();
     for (const auto& f : facts)
@@ -192,11 +193,12 @@ class CaseRunner {
   CaseReport run_case(const std::string& name, int set) {
     CaseReport c;
     c.name = name;
-    auto p = open_shared(lab_, name, set, worker_, a_.timeout_s, "worker");
+    auto p = open_shared(lab_, name, set, worker_, a_.timeout_s, ServerRole::worker);
     const std::uint64_t host_seed = host_seed_of(a_.seed);  // the program never learns the device inputs' seed
     p->fill(a_.seed, host_seed);
     CUDA_CHECK(cudaDeviceSynchronize());
-    expect_reply(worker_, {{"op", Op::inputs}, {"sets", {set}}, {"seed", host_seed}}, a_.timeout_s, "worker", name);
+    expect_reply(worker_, {{"op", Op::inputs}, {"sets", {set}}, {"seed", host_seed}}, a_.timeout_s, ServerRole::worker,
+                 name);
     const auto inputs_before = read_inputs(*p);
     const auto snaps = run_once(*p, set, name);
 
@@ -242,7 +244,7 @@ json mode_run(const LabDefinition& lab, const RefereeArgs& a, ServerProcess& wor
       referee_phases().note("case " + name, begin);
       ok = ok && report.status == CaseStatus::ok;
     }
-    expect_reply(worker, {{"op", Op::close}}, a.timeout_s, "worker", "");
+    expect_reply(worker, {{"op", Op::close}}, a.timeout_s, ServerRole::worker, "");
     // The outputs of cases only counted: the referee makes the problem and reads
     // its outputs' sizes, which depend on the case alone; the program is not asked.
     result["output_elements"] = json::object();

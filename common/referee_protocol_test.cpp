@@ -116,6 +116,7 @@ TEST(RefereeProtocol, ARunFailureReadsBackWithWhatTheProgramSaidAsData) {
   json j = f;
   EXPECT_EQ(j.at("kind"), "cuda_error");
   EXPECT_EQ(j.at("case"), "1000x777");
+  EXPECT_EQ(j.at("who"), "worker");
   EXPECT_EQ(json(j.get<RunFailureReport>()), j);
   EXPECT_EQ(j.get<RunFailureReport>().error->name, "cudaErrorIllegalAddress");
   const json plain = failure_of(FailureKind::usage, "no such case");
@@ -124,6 +125,10 @@ TEST(RefereeProtocol, ARunFailureReadsBackWithWhatTheProgramSaidAsData) {
   j["kind"] = "meltdown";
   EXPECT_THROW((void)j.get<RunFailureReport>(), std::runtime_error);
   j = f;
+  j["who"] = "referee";  // whose run is one of two servers, named as the protocol names them
+  EXPECT_THROW((void)j.get<RunFailureReport>(), std::runtime_error);
+  j["who"] = "trusted";
+  EXPECT_EQ(j.get<RunFailureReport>().who, ServerRole::trusted);
   j.erase("who");
   EXPECT_THROW((void)j.get<RunFailureReport>(), json::exception) << "every key is required";
 }

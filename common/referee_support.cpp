@@ -27,14 +27,14 @@ class Fd {
 };
 
 // The phase a failed request belongs to, in the words the grader uses.
-std::string phase_of(const std::string& op_name, const std::string& who) {
+std::string phase_of(const std::string& op_name, ServerRole who) {
   const std::optional<Op> op = op_named(op_name);
   if (!op) return op_name;
   switch (*op) {
     case Op::run:
     case Op::before:
     case Op::after:
-      return who == "worker" ? "candidate" : "baseline";
+      return who == ServerRole::worker ? "candidate" : "baseline";
     case Op::library:
       return "library";
     case Op::open:
@@ -81,7 +81,7 @@ ServerProcess start_trusted_server(const RefereeArgs& a) {
   }
 }
 
-json expect_reply(ServerProcess& server, const json& request, double timeout_s, const std::string& who,
+json expect_reply(ServerProcess& server, const json& request, double timeout_s, ServerRole who,
                   const std::string& case_name, const std::vector<int>& fds) {
   const std::string op = request.value("op", "");
   Reply r = server.request(request, timeout_s, fds);
@@ -126,7 +126,7 @@ json expect_reply(ServerProcess& server, const json& request, double timeout_s, 
 }
 
 std::unique_ptr<Problem> open_shared(const LabDefinition& lab, const std::string& case_name, int set,
-                                     ServerProcess& server, double timeout_s, const std::string& who,
+                                     ServerProcess& server, double timeout_s, ServerRole who,
                                      std::size_t* shared_bytes) {
   std::unique_ptr<Problem> p;
   std::vector<SharedAllocation> shared;

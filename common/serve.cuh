@@ -25,6 +25,8 @@
 
 #include <cuda_runtime.h>
 
+#include "server_role.hpp"
+
 namespace memlabs {
 
 // The nop request's kernel, which does nothing (support_kernels.cu).
@@ -33,10 +35,6 @@ void launch_empty_kernel(cudaStream_t stream);
 // The standalone run's marker between the harness's launches and the
 // candidate's (candidate_marker.hpp; support_kernels.cu).
 void launch_candidate_marker(cudaStream_t stream);
-
-// Who serves: the submission's program, or the referee's own trusted server,
-// the one process where a library (lab.json's "link") is linked and runs.
-enum class ServerRole { worker, trusted };
 
 // Serves on the socket `fd` until told to close or the referee goes; the exit code.
 int serve(int fd, ServerRole role);

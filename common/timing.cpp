@@ -112,7 +112,7 @@ void TimingSession::run(json& result) {
 std::size_t TimingSession::open_first_set() {
   trusted_ = start_trusted_server(a_);
   std::size_t set_bytes = 0;
-  trusted_sets_.push_back(open_shared(lab_, case_, 0, trusted_, a_.timeout_s, "trusted", &set_bytes));
+  trusted_sets_.push_back(open_shared(lab_, case_, 0, trusted_, a_.timeout_s, ServerRole::trusted, &set_bytes));
   Problem& first = *trusted_sets_[0];
   host_steps_ = first.host_steps();
   interference_limit_ = first.interference_limit();
@@ -156,10 +156,10 @@ void TimingSession::time_alone(std::size_t set_bytes) {
 
 void TimingSession::open_sets() {
   for (std::size_t k = 1; k < k_; ++k)
-    trusted_sets_.push_back(open_shared(lab_, case_, static_cast<int>(k), trusted_, a_.timeout_s, "trusted"));
+    trusted_sets_.push_back(open_shared(lab_, case_, static_cast<int>(k), trusted_, a_.timeout_s, ServerRole::trusted));
   worker_ = start_worker(a_);
   for (std::size_t k = 0; k < k_; ++k)
-    candidate_sets_.push_back(open_shared(lab_, case_, static_cast<int>(k), worker_, a_.timeout_s, "worker"));
+    candidate_sets_.push_back(open_shared(lab_, case_, static_cast<int>(k), worker_, a_.timeout_s, ServerRole::worker));
   pause_worker();
 }
 

@@ -56,14 +56,13 @@ class TimingSession {
   // it cannot be stopped: "pause" when it kept starting processes (its
   // doing), "pause_stuck" when its processes would not stop (the machine's).
   void pause_worker();
-  double flushed(ServerProcess& server, const nlohmann::json& request, const std::string& who);
+  double flushed(ServerProcess& server, const nlohmann::json& request, ServerRole who);
   // The outputs of the sets a candidate request fills, which every slot's completion probe samples.
   std::vector<const Output*> candidate_outputs() const;
   static constexpr unsigned kCompletionSamples = 256;  // places sampled in each output
   nlohmann::json sets_json(const std::vector<std::size_t>& sets) const;
   std::vector<std::size_t> all_sets() const;
-  double run_variant(ServerProcess& server, const std::vector<std::size_t>& sets, const char* variant,
-                     const std::string& who);
+  double run_variant(ServerProcess& server, const std::vector<std::size_t>& sets, const char* variant, ServerRole who);
   double slot_baseline(const std::vector<std::size_t>& sets);
   double slot_candidate();
   // Right after the candidate's reply: every output already written, or failure_

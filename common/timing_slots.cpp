@@ -67,7 +67,7 @@ void TimingSession::pause_worker() {
       failure_of(FailureKind::pause, "your program could not be paused: its processes would not all stop"));
 }
 
-double TimingSession::flushed(ServerProcess& server, const json& request, const std::string& who) {
+double TimingSession::flushed(ServerProcess& server, const json& request, ServerRole who) {
   const std::uint64_t probe_seed = rng_();  // drawn before the request: nothing of it is in the slot
   flush_.flush(stream_);
   CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -114,7 +114,7 @@ std::vector<std::size_t> TimingSession::all_sets() const {
 
 // Host-step labs time only the GPU side: their untimed host steps run around it.
 double TimingSession::run_variant(ServerProcess& server, const std::vector<std::size_t>& sets, const char* variant,
-                                  const std::string& who) {
+                                  ServerRole who) {
   const json s = sets_json(sets);
   if (!host_steps_) return flushed(server, {{"op", Op::run}, {"sets", s}, {"variant", variant}}, who);
   const bool untrusted = &server == &worker_;
@@ -129,12 +129,12 @@ double TimingSession::run_variant(ServerProcess& server, const std::vector<std::
 }
 
 double TimingSession::slot_baseline(const std::vector<std::size_t>& sets) {
-  return run_variant(trusted_, sets, "baseline", "trusted");
+  return run_variant(trusted_, sets, "baseline", ServerRole::trusted);
 }
 // The candidate, or with --variant baseline the baseline through the same path (a self-test).
 double TimingSession::slot_candidate() {
   if (!unfinished_ && !untouched_before_request()) unfinished_ = true;
-  const double t = run_variant(worker_, all_sets(), a_.variant.c_str(), "worker");
+  const double t = run_variant(worker_, all_sets(), a_.variant.c_str(), ServerRole::worker);
   if (!unfinished_ && !finished_at_reply()) unfinished_ = true;
   return t;
 }
@@ -169,12 +169,12 @@ bool TimingSession::finished_at_reply() {
   });
 }
 double TimingSession::slot_copy(std::size_t times) {
-  return flushed(trusted_, {{"op", Op::copy}, {"bytes", copy_bytes_}, {"times", times}}, "trusted");
+  return flushed(trusted_, {{"op", Op::copy}, {"bytes", copy_bytes_}, {"times", times}}, ServerRole::trusted);
 }
 double TimingSession::slot_library() {
-  return flushed(trusted_, {{"op", Op::library}, {"sets", sets_json(all_sets_trusted())}}, "trusted");
+  return flushed(trusted_, {{"op", Op::library}, {"sets", sets_json(all_sets_trusted())}}, ServerRole::trusted);
 }
-double TimingSession::slot_nop() { return flushed(trusted_, {{"op", Op::nop}}, "trusted"); }
+double TimingSession::slot_nop() { return flushed(trusted_, {{"op", Op::nop}}, ServerRole::trusted); }
 
 // Every set in use (a slow candidate uses only the first few of those allocated).
 std::vector<std::size_t> TimingSession::all_sets_trusted() const {
@@ -201,8 +201,8 @@ void TimingSession::new_inputs(bool candidate) {
   const auto used = all_sets_trusted();
   std::vector<std::uint64_t> seeds(used.size());
   for (auto& s : seeds) s = rng_();
-  expect_reply(trusted_, {{"op", Op::inputs}, {"sets", sets_json(used)}, {"seed", host_seed}}, a_.timeout_s, "trusted",
-               case_);
+  expect_reply(trusted_, {{"op", Op::inputs}, {"sets", sets_json(used)}, {"seed", host_seed}}, a_.timeout_s,
+               ServerRole::trusted, case_);
   for (std::size_t k : used) {
     trusted_sets_[k]->fill(seeds[k], host_seed);
     for (auto* o : trusted_sets_[k]->outputs()) o->poison(stream_);
@@ -210,7 +210,7 @@ void TimingSession::new_inputs(bool candidate) {
   if (candidate) {
     worker_.resume();
     expect_reply(worker_, {{"op", Op::inputs}, {"sets", sets_json(all_sets())}, {"seed", host_seed}}, a_.timeout_s,
-                 "worker", case_);
+                 ServerRole::worker, case_);
     pause_worker();
     input_digests_.assign(k_, {});
     for (std::size_t k = 0; k < k_; ++k) {

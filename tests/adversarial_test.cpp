@@ -27,7 +27,7 @@
 #include <sstream>
 
 #include "course_runs.hpp"
-#include "fixture_expectation.hpp"
+#include "fixture_verdict.hpp"
 #include "manifest.hpp"
 #include "sandbox.hpp"
 

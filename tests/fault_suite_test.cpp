@@ -27,7 +27,7 @@
 
 #include "child_process.hpp"
 #include "course_runs.hpp"
-#include "fixture_expectation.hpp"
+#include "fixture_verdict.hpp"
 #include "manifest.hpp"
 
 namespace fs = std::filesystem;

@@ -26,7 +26,7 @@
 #include "builder.hpp"
 #include "course.hpp"
 #include "course_runs.hpp"
-#include "fixture_expectation.hpp"
+#include "fixture_verdict.hpp"
 #include "grading.hpp"
 #include "manifest.hpp"
 #include "publish.hpp"

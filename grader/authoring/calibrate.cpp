@@ -38,8 +38,7 @@ std::map<std::string, double> timed_medians(const Manifest& m, const GradeReport
 bool calibrates_with(const FixtureExpectation& e, const Manifest& m) {
   if (e.kind == FixtureExpectation::all_pass) return true;
   if (e.kind != FixtureExpectation::step_fails) return false;
-  const CheckKindTraits* k = check_kind_traits(e.check);
-  return k && k->ratio && m.find_step(e.step);
+  return traits_of(e.check).ratio && m.find_step(e.step);
 }
 
 std::map<std::string, CalibratedCheck> calibrate_lab(const Manifest& m, const LabCalibrationGrades& grades,
@@ -76,7 +75,7 @@ std::map<std::string, CalibratedCheck> calibrate_lab(const Manifest& m, const La
       else  // an honest program that failed before this timing says nothing of it: `grader check` will show why
         problems.push_back(id + ": " + name + " (expected to pass) has no timing of it");
     for (const auto& [name, f] : grades.failing) {
-      if (f.expectation.step != step || f.expectation.check != name_of(c.kind)) continue;
+      if (f.expectation.step != step || f.expectation.check != c.kind) continue;
       const auto medians = timed_medians(m, f.report);
       if (const auto v = medians.find(id); v != medians.end()) e.failing[name] = v->second;
     }

@@ -19,7 +19,7 @@
 #include "calibration.hpp"
 #include "child_grade.hpp"
 #include "course_lint.hpp"
-#include "fixture_expectation.hpp"
+#include "fixture_verdict.hpp"
 #include "ncu_report.hpp"
 #include "session.hpp"
 #include "text.hpp"
@@ -190,7 +190,7 @@ bool some_check_not_run(const CheckGrade& g) {
 LintItem fixture_item(const fs::path& f, const FixtureExpectation& e, const CheckGrade& g) {
   const std::string id = "fixture_gpu:" + f.stem().string();
   if (!g.report) return make_item(id, LintStatus::fail, f.filename().string() + ": its grade failed: " + g.error);
-  const std::string why = verdict_mismatch(report_to_json(*g.report), g.report->exit_code, e);
+  const std::string why = verdict_mismatch(*g.report, e);
   if (why.empty()) return make_item(id, LintStatus::pass, f.filename().string() + ": " + e.text);
   return make_item(id, LintStatus::fail, f.filename().string() + ": " + why.substr(0, why.find(": {")),
                    diagnostics_lines(why, 20));

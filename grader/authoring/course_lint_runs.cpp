@@ -11,7 +11,7 @@
 
 #include "activity.hpp"
 #include "course_lint.hpp"
-#include "fixture_expectation.hpp"
+#include "fixture_verdict.hpp"
 #include "grading.hpp"
 #include "ncu_report.hpp"
 #include "referee_client.hpp"
@@ -144,7 +144,7 @@ void lint_fixtures_statically(Session& session, const LabSources& s, LabLint& ou
     if (!it || it->status != LintStatus::pass) continue;  // a header that does not read has nothing to verify
     const FixtureExpectation e = read_expectation(f);
     const GradeReport r = grade(session, s, f, /*all_steps=*/false);
-    const std::string why = static_verdict_mismatch(report_to_json(r), r.exit_code, e);
+    const std::string why = static_verdict_mismatch(r, e);
     if (!why.empty()) {
       it->status = LintStatus::fail;
       it->summary = "expect: " + e.text + ", but without a GPU " + why.substr(0, why.find(": {"));

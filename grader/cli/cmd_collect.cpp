@@ -59,15 +59,16 @@ CollectedBatch open_collected_batch(const CollectOptions& o, const GlobalOptions
   return c;
 }
 
-void print_collected(const CollectedBatch& c, const json& jrows, const json& counts) {
+void print_collected(const CollectedBatch& c, const std::vector<BatchRow>& rows, const json& counts) {
   const GradebookInfo& info = c.info;
   const fs::path& out = c.batch.out;
-  for (const auto& r : jrows)
-    std::cout << r["id"].get<std::string>() << "  " << r["status"].get<std::string>() << "  "
-              << (r["status"] == "graded" ? format_number(r["points"].get<double>(), 2) + "/" +
-                                                format_number(info.total_points(), 2) + " points  "
-                                          : "")
-              << r["notes"].get<std::string>() << "\n";
+  for (const auto& r : rows)
+    std::cout << r.id << "  " << name_of(r.status) << "  "
+              << (r.status == RowStatus::graded
+                      ? format_number(final_score(earned_points(r, info), r.hints_used, info.hint_penalty), 2) + "/" +
+                            format_number(info.total_points(), 2) + " points  "
+                      : "")
+              << row_notes(r, info) << "\n";
   std::cout << counts["graded"].get<int>() << " graded, " << counts["rejected"].get<int>() << " rejected, "
             << counts["not_graded"].get<int>() << " not graded (no score recorded), " << counts["error"].get<int>()
             << " errors (the grade did not finish)\n";
@@ -107,7 +108,7 @@ int run_collect(const CollectOptions& o, const GlobalOptions& g) {
                                 {"exit_code", code}})
               << "\n";
   else
-    print_collected(c, jrows, counts);
+    print_collected(c, rows, counts);
   return code;
 }
 

@@ -60,7 +60,7 @@ std::pair<RunCategory, std::string> explain_failure(const memlabs::RunFailureRep
                                                     double request_timeout_s) {
   using K = memlabs::FailureKind;
   const std::string in_case = f.case_name.empty() ? "" : " (case " + f.case_name + ")";
-  if (f.who != "worker" && f.kind != K::no_device)
+  if (f.who != memlabs::ServerRole::worker && f.kind != K::no_device)
     return {RunCategory::referee,
             "the referee's own trusted process failed, which is a problem of the grading machine or the "
             "course, not of your code: " +
