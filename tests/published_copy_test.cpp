@@ -134,8 +134,9 @@ TEST_F(Published, Lab07CopyHoldsNothingOfTheSolutionBuildsAndGrades) {
     if (e.is_directory()) labs.push_back(e.path().filename().string());
   EXPECT_EQ(labs, std::vector<std::string>{kLab});
   EXPECT_TRUE(fs::is_regular_file(copy / "labs" / "symptom_hints.json"));  // the hints every lab shares
-  for (const char* f : {"CMakeLists.txt", "CMakePresets.json", "scripts/setup", "docs/json-output.md",
-                        "docs/manifest.md", "grader/cli/main.cpp", "common/referee_main.cpp", "tests/labs_test.cpp"})
+  for (const char* f :
+       {"CMakeLists.txt", "CMakePresets.json", "scripts/setup", "docs/json-output.md", "docs/manifest.md",
+        "grader/cli/main.cpp", "common/referee/referee_main.cpp", "tests/labs_test.cpp"})
     EXPECT_TRUE(fs::is_regular_file(copy / f)) << f;
   EXPECT_TRUE((fs::status(copy / "scripts/setup").permissions() & fs::perms::owner_exec) != fs::perms::none);
 

@@ -46,7 +46,7 @@ void make_course(const fs::path& r) {
   write(r / "labs/lab01-a/.kernel.cu.swp", "editor junk");
   write(r / "grader/main.cpp", "main\n");
   write(r / "grader/.cache/x", "junk");
-  write(r / "common/referee_main.cpp", "referee\n");
+  write(r / "common/referee/referee_main.cpp", "referee\n");
   write(r / "tests/CMakeLists.txt", "tests\n");
   write(r / "tests/labs_test.cpp", "labs test\n");
   for (const char* f : {"CMakeLists.txt", "CMakePresets.json", "scripts/setup", "scripts/check-format", ".clang-format",
@@ -64,11 +64,11 @@ std::vector<std::string> names(const std::vector<fs::path>& v) {
 TEST_F(TempDir, SelectsChosenLabsAndSharedTreesButNoSolutionsFixturesOrJunk) {
   make_course(dir);
   const auto files = names(select_files(dir, {"lab02-b"}));
-  const std::vector<std::string> want = {".clang-format",           "CMakeLists.txt",         "CMakePresets.json",
-                                         "common/referee_main.cpp", "docs/json-output.md",    "docs/manifest.md",
-                                         "grader/main.cpp",         "labs/lab02-b/kernel.cu", "labs/lab02-b/lab.json",
-                                         "scripts/check-format",    "scripts/setup",          "tests/CMakeLists.txt",
-                                         "tests/labs_test.cpp"};
+  const std::vector<std::string> want = {
+      ".clang-format",         "CMakeLists.txt",       "CMakePresets.json", "common/referee/referee_main.cpp",
+      "docs/json-output.md",   "docs/manifest.md",     "grader/main.cpp",   "labs/lab02-b/kernel.cu",
+      "labs/lab02-b/lab.json", "scripts/check-format", "scripts/setup",     "tests/CMakeLists.txt",
+      "tests/labs_test.cpp"};
   EXPECT_EQ(files, want);
 }
 
@@ -241,7 +241,7 @@ void make_publishable_course(const fs::path& r) {
   write(lab / "driver.cu", "// the driver\n");
   write(r / "solutions/lab01-a/kernel.cu", kLabSolution);
   write(r / "grader/main.cpp", "main\n");
-  write(r / "common/referee_main.cpp", "referee\n");
+  write(r / "common/referee/referee_main.cpp", "referee\n");
   write(r / "tests/CMakeLists.txt", "tests\n");
   for (const char* f : {"CMakeLists.txt", "CMakePresets.json", "scripts/setup", "scripts/check-format", ".clang-format",
                         "docs/json-output.md", "docs/manifest.md"})

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "batch.hpp"
-#include "named_enum.hpp"
+#include "protocol/named_enum.hpp"
 #include "sha256.hpp"
 
 namespace fs = std::filesystem;

@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "child_process.hpp"
-#include "isolation.hpp"
+#include "host/isolation.hpp"
 #include "text.hpp"
 
 namespace fs = std::filesystem;

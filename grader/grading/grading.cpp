@@ -10,17 +10,17 @@
 #include <sstream>
 
 #include "activity.hpp"
-#include "compare.hpp"
 #include "compiler_report.hpp"
+#include "lab/compare.hpp"
 #include "lab_grader.hpp"
 #include "ncu_report.hpp"
 #include "phase_log.hpp"
 #include "plausibility.hpp"
+#include "protocol/stats.hpp"
 #include "red_flags.hpp"
 #include "referee_client.hpp"
 #include "sandbox.hpp"
 #include "sanitizer_report.hpp"
-#include "stats.hpp"
 #include "text.hpp"
 #include "tool_run.hpp"
 

@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "activity.hpp"
-#include "compare.hpp"
+#include "lab/compare.hpp"
 #include "lab_grader.hpp"
 #include "ncu_report.hpp"
 #include "phase_log.hpp"

@@ -9,7 +9,7 @@
 #include <limits>
 
 #include "lab_grader.hpp"
-#include "referee_protocol.hpp"
+#include "protocol/referee_protocol.hpp"
 
 namespace grader {
 namespace {

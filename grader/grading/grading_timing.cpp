@@ -10,7 +10,7 @@
 #include "lab_grader.hpp"
 #include "phase_log.hpp"
 #include "plausibility.hpp"
-#include "stats.hpp"
+#include "protocol/stats.hpp"
 #include "text.hpp"
 
 namespace fs = std::filesystem;
@@ -55,7 +55,7 @@ const RunnerOutcome& LabGrader::timing_for(const std::string& case_name) {
 }
 
 // Why the candidate's timed launches cannot be counted: what the referee found
-// when it checked them (common/timing.cuh), as a sentence and a symptom.
+// when it checked them (common/referee/timing.cuh), as a sentence and a symptom.
 namespace {
 
 std::pair<std::string, Symptom> describe_timed_failure(const memlabs::TimedFailure& f, const std::string& case_name) {

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "referee_protocol.hpp"
+#include "protocol/referee_protocol.hpp"
 
 namespace grader {
 

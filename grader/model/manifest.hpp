@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "referee_protocol.hpp"
+#include "protocol/referee_protocol.hpp"
 
 namespace grader {
 
@@ -78,7 +78,7 @@ void to_json(nlohmann::json& j, CheckKind kind);
 bool is_timed_kind(CheckKind kind);
 inline bool is_timed(const Check& c) { return is_timed_kind(c.kind); }
 // The ratio a timed kind judges (its interval in the referee's timing result,
-// its threshold in a request: common/referee_protocol.hpp); throws
+// its threshold in a request: common/protocol/referee_protocol.hpp); throws
 // std::logic_error for a kind the referee does not time.
 memlabs::TimedRatio timed_ratio(CheckKind kind);
 

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "referee_protocol.hpp"
+#include "protocol/referee_protocol.hpp"
 
 namespace grader {
 namespace {
@@ -606,7 +606,7 @@ namespace {
 
 TEST(TimedKinds, EachJudgesTheRatioOfItsOwnName) {
   // One name for one quantity: the kind in lab.json, its interval in the
-  // referee's result and its threshold in a request (common/referee_protocol.hpp).
+  // referee's result and its threshold in a request (common/protocol/referee_protocol.hpp).
   for (const auto& traits : check_kinds()) {
     if (!traits.ratio) continue;
     EXPECT_EQ(memlabs::name_of(*traits.ratio), traits.name);

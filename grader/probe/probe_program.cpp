@@ -1,5 +1,5 @@
-// The device probe (common/probe_main.cu), built with the host compiler when
+// The device probe (common/referee/probe_main.cu), built with the host compiler when
 // the grader is built: it holds no device code, so a first grade need not
 // wait for nvcc to build it (Builder::probe falls back to that when this
 // program is not beside the grader).
-#include "probe_main.cu"
+#include "referee/probe_main.cu"

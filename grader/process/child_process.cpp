@@ -21,7 +21,7 @@
 #include <set>
 #include <vector>
 
-#include "process_table.hpp"
+#include "host/process_table.hpp"
 
 namespace grader {
 namespace {

@@ -2,7 +2,7 @@
 // of the submission's program) holds a turn on one lock file per GPU, named
 // after the GPU's UUID, in a folder every user reaches: /tmp, or
 // GRADER_GPU_LOCK_DIR where /tmp is private to each user. Work that times
-// nothing shares the GPU; a timing has it alone (common/gpu_turn.hpp). So the
+// nothing shares the GPU; a timing has it alone (common/host/gpu_turn.hpp). So the
 // grades of different users, course copies and batch tasks on one machine
 // never time at the same moment, and a wait names who holds the GPU.
 #pragma once
@@ -12,7 +12,7 @@
 #include <memory>
 #include <string>
 
-#include "gpu_turn.hpp"
+#include "host/gpu_turn.hpp"
 
 namespace grader {
 
@@ -32,7 +32,7 @@ std::string lock_holder(int fd);
 
 // A turn on the GPU whose lock file this is: shared (work that times nothing)
 // or exclusive (a timing, or a run that reads the whole GPU's state), as
-// common/gpu_turn.hpp describes. Blocks until it holds it; `waiting` is called
+// common/host/gpu_turn.hpp describes. Blocks until it holds it; `waiting` is called
 // once, with the holder, when it must wait. An empty file takes no turn.
 // Throws std::runtime_error when the lock file cannot be opened or locked.
 class GpuTurn {

@@ -2,7 +2,7 @@
 // grade` child per submission with GRADER_ISOLATE set; the child reads these
 // settings and passes them on to everything that runs the submission's code:
 // nvcc on kernel.cu (builder.cpp), the referee, which starts the submission's
-// program (referee_client.cpp, common/isolation.hpp), and ncu or
+// program (referee_client.cpp, common/host/isolation.hpp), and ncu or
 // compute-sanitizer (tool_run.cpp). Student host code never runs with the
 // instructor's files, network or process table in reach.
 #pragma once
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "child_process.hpp"
-#include "isolation.hpp"
+#include "host/isolation.hpp"
 
 namespace grader {
 
@@ -48,7 +48,7 @@ std::uint64_t isolated_cpu_seconds(double timeout_s);
 std::uint64_t isolated_process_limit();
 
 // What these settings ask of whatever runs a submission's code
-// (common/isolation.hpp), with limits for a run of `timeout_s`: bwrap when
+// (common/host/isolation.hpp), with limits for a run of `timeout_s`: bwrap when
 // asked and it works here, the limits alone when bwrap has gone missing since
 // the batch checked it, mode "none" when not isolated.
 memlabs::Isolation submission_isolation(const IsolationSettings& settings, double timeout_s);

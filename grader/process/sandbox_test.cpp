@@ -10,7 +10,7 @@
 #include <iterator>
 #include <thread>
 
-#include "isolation.hpp"
+#include "host/isolation.hpp"
 #include "sealed_run.hpp"
 
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-// One sealed run of submission code outside bwrap (common/seal.hpp): a user
+// One sealed run of submission code outside bwrap (common/host/seal.hpp): a user
 // id of its own, a private folder that user owns, the launcher in front of the
 // program, and, when the run is over, every process of that user ended.
 // Used for nvcc on kernel.cu (builder_steps.cpp), the program under ncu and
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "host/seal.hpp"
 #include "sandbox.hpp"
-#include "seal.hpp"
 
 namespace grader {
 

@@ -25,23 +25,23 @@ const std::vector<std::string> kSourceExtensions = {".cu", ".cuh", ".hpp", ".h",
 // common/'s translation units, and which program links which. The .cpp units hold no
 // device code, so nvcc hands them to the host compiler alone (no cudafe++ or cicc pass):
 // the kernels they launch are in support_kernels.cu and device_checks.cu.
-const std::vector<std::string> kCommonUnits = {"referee_main.cpp",
-                                               "referee_support.cpp",
-                                               "timing.cpp",
-                                               "timing_slots.cpp",
-                                               "timing_report.cpp",
-                                               "device_checks.cu",
-                                               "support_kernels.cu",
-                                               "serve.cpp",
-                                               "shared_memory.cpp",
-                                               "worker_main.cpp",
-                                               "channel.cpp",
-                                               "isolation.cpp",
-                                               "server_process.cpp",
-                                               "server_launch.cpp",
-                                               "process_table.cpp",
-                                               "gpu_turn.cpp",
-                                               "seal.cpp"};
+const std::vector<std::string> kCommonUnits = {"referee/referee_main.cpp",
+                                               "referee/referee_support.cpp",
+                                               "referee/timing.cpp",
+                                               "referee/timing_slots.cpp",
+                                               "referee/timing_report.cpp",
+                                               "referee/device_checks.cu",
+                                               "referee/support_kernels.cu",
+                                               "referee/serve.cpp",
+                                               "lab/shared_memory.cpp",
+                                               "referee/worker_main.cpp",
+                                               "protocol/channel.cpp",
+                                               "host/isolation.cpp",
+                                               "host/server_process.cpp",
+                                               "host/server_launch.cpp",
+                                               "host/process_table.cpp",
+                                               "host/gpu_turn.cpp",
+                                               "host/seal.cpp"};
 const std::vector<std::string> kRefereeUnits = {"referee_main",  "referee_support", "timing",          "timing_slots",
                                                 "timing_report", "device_checks",   "support_kernels", "serve",
                                                 "shared_memory", "server_process",  "server_launch",   "process_table",
@@ -109,8 +109,8 @@ bool Builder::common_objects(std::vector<fs::path>& objects, std::string& log, b
           jobs.push_back(std::async(std::launch::async, [&, u] {
             std::string l;
             auto argv = nvcc_with_flags();
-            argv.insert(argv.end(), {"-I" + common.string(), "-c", (common / u).string(), "-o",
-                                     (work / (stem_of(u) + ".o")).string()});
+            argv.insert(argv.end(), {"-I" + common.string(), "-I" + (common / "lab").string(), "-c",
+                                     (common / u).string(), "-o", (work / (stem_of(u) + ".o")).string()});
             const bool ok = builder_detail::run_tool(argv, work, l, settings_.verbose);
             return std::make_pair(ok, l);
           }));
@@ -145,8 +145,9 @@ fs::path Builder::probe() {
   auto entry =
       builder_detail::cached_build(settings_.cache_dir, "probe", h.hex(), [&](const fs::path& work, std::string& log) {
         return builder_detail::run_tool(
-            {toolchain_.nvcc.string(), "-std=c++17", "-O2", "-I" + common.string(), (common / "probe_main.cu").string(),
-             (common / "shared_memory.cpp").string(), "-o", (work / "probe").string()},
+            {toolchain_.nvcc.string(), "-std=c++17", "-O2", "-I" + common.string(),
+             (common / "referee" / "probe_main.cu").string(), (common / "lab" / "shared_memory.cpp").string(), "-o",
+             (work / "probe").string()},
             work, log, settings_.verbose);
       });
   if (!entry.ok) throw EnvironmentError("could not build the device probe:\n" + entry.log);
@@ -192,7 +193,7 @@ Builder::SourceCompiles Builder::start_compiles(const RunnerSource& src, const s
           settings_.cache_dir, referee ? "driver-referee" : "driver", key, [&](const fs::path& work, std::string& log) {
             auto argv = nvcc_with_flags();
             if (referee) argv.push_back("-DMEMLABS_REFEREE");
-            argv.insert(argv.end(), {"-I" + src.lab_dir.string(), "-I" + common.string(), "-c",
+            argv.insert(argv.end(), {"-I" + src.lab_dir.string(), "-I" + (common / "lab").string(), "-c",
                                      (src.lab_dir / "driver.cu").string(), "-o", (work / "driver.o").string()});
             return builder_detail::run_tool(argv, work, log, settings_.verbose);
           });

@@ -1,4 +1,4 @@
-// Builds, with nvcc, the two programs a grade runs (common/referee.cuh):
+// Builds, with nvcc, the two programs a grade runs (common/referee/referee.cuh):
 //   - the lab's referee: driver.cu (as MEMLABS_REFEREE) + common's referee;
 //     trusted, built from course files only, one per lab;
 //   - the submission's program (the worker): driver.cu + the kernel.cu being
@@ -8,7 +8,7 @@
 // goes into it, so an unchanged lab re-grades without compiling.
 //
 // A kernel.cu is compiled as hostile code: in a private folder holding only a
-// copy of it and of the lab's and common/'s headers, never the course; every
+// copy of it and of the lab's and common/lab/'s headers, never the course; every
 // file it includes must be one of those or the toolkit's and the system's
 // headers, none of them a header of a library that would do the lab's work
 // (CUB, Thrust, cuBLAS, ...), and its host assembly may not read files
@@ -71,7 +71,7 @@ std::string foreign_includes(const std::vector<std::string>& dependencies,
 // The headers of a library that would do a lab's work (CUB, Thrust, cuBLAS,
 // ..., builder_checks.cpp's table) among the files below `header_roots`
 // (the toolkit's and the system's) that kernel.cu's build reads; files below
-// `staged` (kernel.cu, the lab's and common/'s headers) are the course's. The
+// `staged` (kernel.cu, the lab's and common/lab/'s headers) are the course's. The
 // refusal names the headers kernel.cu's own #include lines name (`source`),
 // else the first library header read. Empty when there is none.
 std::string library_includes(const std::vector<std::string>& dependencies,

@@ -1,5 +1,5 @@
 // What a kernel.cu may bring into its build: the files nvcc -M says it
-// includes (only the staged copies of the lab's and common/'s headers, the
+// includes (only the staged copies of the lab's and common/lab/'s headers, the
 // toolkit's and the system's, and of those none of a library that would do a
 // lab's work) and the host assembly it compiles to (no directive that reads a
 // file or makes up directives). Builder runs these checks in builder_kernel.cpp.
@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "builder.hpp"
-#include "string_literals.hpp"
+#include "protocol/string_literals.hpp"
 
 namespace fs = std::filesystem;
 
@@ -131,7 +131,7 @@ std::string library_includes(const std::vector<std::string>& dependencies, const
     std::error_code ec;
     const fs::path canonical = fs::weakly_canonical(fs::path(d), ec);
     const fs::path p = ec ? fs::path(d) : canonical;
-    if (path_is_under(p, staged)) continue;  // kernel.cu and the lab's and common/'s headers
+    if (path_is_under(p, staged)) continue;  // kernel.cu and the lab's and common/lab/'s headers
     for (const auto& root : header_roots) {
       if (!path_is_under(p, root)) continue;
       if (auto h = library_header(p.lexically_relative(root))) found.push_back(*h);

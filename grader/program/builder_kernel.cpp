@@ -1,5 +1,5 @@
 // kernel.cu compiled as hostile code: staged in a private folder with only
-// the lab's and common/'s headers, its #line directives and its includes
+// the lab's headers and the lab API's (common/lab/), its #line directives and its includes
 // (nvcc -M: no other file, and no header of a library that would do the lab's
 // work) checked before anything is compiled, then compiled in the sandbox,
 // and its preprocessed code's line markers and its host assembly checked even
@@ -154,10 +154,10 @@ bool compile_kernel(const KernelCompile& job, const fs::path& work, std::string&
   fs::create_directories(stage);
   fs::copy_file(job.source.kernel, stage / "kernel.cu", fs::copy_options::overwrite_existing);
   copy_headers(job.source.lab_dir, stage / "lab");
-  copy_headers(job.common, stage / "common");
+  copy_headers(job.common / "lab", stage / "common" / "lab");
   fs::create_directories(work / "keep");
   auto flags = job.nvcc;
-  flags.insert(flags.end(), {"-I" + (stage / "lab").string(), "-I" + (stage / "common").string()});
+  flags.insert(flags.end(), {"-I" + (stage / "lab").string(), "-I" + (stage / "common" / "lab").string()});
   const PublicFiles files(stage, work, header_roots(job));  // what its build may name (line_directives.hpp)
   // Before the preprocessor runs at all: its own #warning or #error would quote the file a #line names.
   const std::string renamed = foreign_line_directive(read_file(stage / "kernel.cu").value_or(""), files);

@@ -19,7 +19,7 @@
 
 #include "cache_manifest.hpp"
 #include "child_process.hpp"
-#include "isolation.hpp"
+#include "host/isolation.hpp"
 #include "sandbox.hpp"
 #include "sealed_run.hpp"
 #include "text.hpp"

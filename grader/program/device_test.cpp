@@ -5,7 +5,7 @@
 namespace grader {
 namespace {
 
-// The probe's result document (common/probe_main.cu), as it is also kept for the next grade.
+// The probe's result document (common/referee/probe_main.cu), as it is also kept for the next grade.
 TEST(Device, AKeptProbeResultReadsAsTheProbeSaidIt) {
   const auto j = nlohmann::json::parse(R"({"devices": 1, "driver_version": 13000, "runtime_version": 13000,
       "name": "NVIDIA H100 80GB HBM3", "arch": "sm_90", "uuid": "GPU-5e4a", "sms": 132,

@@ -239,10 +239,12 @@ PublicFiles::PublicFiles(fs::path stage, fs::path cwd, std::vector<fs::path> roo
 bool PublicFiles::contains(const std::string& name) const {
   if (name == "<built-in>" || name == "<command-line>" || name == "kernel.cu") return true;
   std::error_code ec;
-  // The names messages show the staged headers by ("lab.cuh", "common/x.cuh").
+  // The names messages show the staged headers by ("lab.cuh", "common/lab/x.cuh").
   if (!name.empty() && name.find('/') == std::string::npos && fs::is_regular_file(stage_ / "lab" / name, ec))
     return true;
-  if (starts_with(name, "common/") && name.find('/', 7) == std::string::npos && fs::is_regular_file(stage_ / name, ec))
+  const std::string lab_api = "common/lab/";
+  if (starts_with(name, lab_api) && name.find('/', lab_api.size()) == std::string::npos &&
+      fs::is_regular_file(stage_ / name, ec))
     return true;
   const fs::path n(name);
   const fs::path p = fs::weakly_canonical(n.is_absolute() ? n : cwd_ / n, ec);

@@ -16,7 +16,7 @@
 namespace grader {
 
 // The files a kernel.cu's build may name: the staged kernel.cu and headers, also
-// by the names messages show them by ("kernel.cu", "lab.cuh", "common/x.cuh");
+// by the names messages show them by ("kernel.cu", "lab.cuh", "common/lab/x.cuh");
 // files under the roots a kernel.cu may include from (the toolkit's and the
 // system's headers); and the compiler's own "<built-in>" and "<command-line>".
 // A relative name is looked up in `cwd`, where the compiler opens it.

@@ -12,14 +12,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A build folder as builder_kernel.cpp makes it: work/src/{kernel.cu, lab/, common/}.
+// A build folder as builder_kernel.cpp makes it: work/src/{kernel.cu, lab/, common/lab/}.
 class Staged : public ::testing::Test {
  protected:
   void SetUp() override {
     work_ = fs::temp_directory_path() / ("line-directives-" + std::to_string(::getpid()));
     fs::create_directories(work_ / "src" / "lab");
-    fs::create_directories(work_ / "src" / "common");
-    for (const char* f : {"src/kernel.cu", "src/lab/lab.cuh", "src/common/check.cuh"}) std::ofstream(work_ / f) << "\n";
+    fs::create_directories(work_ / "src" / "common" / "lab");
+    for (const char* f : {"src/kernel.cu", "src/lab/lab.cuh", "src/common/lab/check.cuh"})
+      std::ofstream(work_ / f) << "\n";
   }
   void TearDown() override { fs::remove_all(work_); }
   PublicFiles files() const { return PublicFiles(work_ / "src", work_, {"/usr/include"}); }
@@ -31,7 +32,7 @@ class Staged : public ::testing::Test {
 TEST_F(Staged, KernelCuItsHeadersTheSystemsAndTheCompilersOwnNamesArePublic) {
   const PublicFiles f = files();
   for (const std::string& name :
-       std::vector<std::string>{"kernel.cu", "lab.cuh", "common/check.cuh", "<built-in>", "<command-line>",
+       std::vector<std::string>{"kernel.cu", "lab.cuh", "common/lab/check.cuh", "<built-in>", "<command-line>",
                                 "/usr/include/stdio.h", (work_ / "src" / "kernel.cu").string(), "src/kernel.cu",
                                 (work_ / "keep" / "kernel.cudafe1.stub.c").string()})
     EXPECT_TRUE(f.contains(name)) << name;

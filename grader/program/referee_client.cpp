@@ -5,9 +5,9 @@
 #include <optional>
 
 #include "gpu_lock.hpp"
-#include "isolation.hpp"
+#include "host/isolation.hpp"
 #include "phase_log.hpp"
-#include "referee_protocol.hpp"
+#include "protocol/referee_protocol.hpp"
 #include "sealed_run.hpp"
 #include "text.hpp"
 
@@ -165,7 +165,7 @@ std::vector<std::string> referee_argv(const RefereeCall& call, const fs::path& p
   return argv;
 }
 
-// The referee's own phases (common/referee_phases.hpp) under the grade's line
+// The referee's own phases (common/referee/referee_phases.hpp) under the grade's line
 // for this call, for `--timings`: placed from the moment the referee started.
 void note_referee_phases(const json& result, std::chrono::steady_clock::time_point started, const std::string& label) {
   if (!result.contains("phases") || !result["phases"].is_array()) return;
@@ -180,7 +180,7 @@ void note_referee_phases(const json& result, std::chrono::steady_clock::time_poi
   }
 }
 
-// The typed parts of the document (common/referee_protocol.hpp): a key the
+// The typed parts of the document (common/protocol/referee_protocol.hpp): a key the
 // referee did not write is named in the sentence returned, never read as a default.
 std::optional<std::string> read_typed_parts(RunnerOutcome& out) {
   try {

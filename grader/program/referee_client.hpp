@@ -1,4 +1,4 @@
-// Runs the referee (common/referee.cuh) for one request of a grade and turns
+// Runs the referee (common/referee/referee.cuh) for one request of a grade and turns
 // whatever happened into one outcome with a sentence that names the likely
 // cause. The referee starts the submission's program itself, in isolation; its
 // verdict reaches the grader only through the referee's stdout, a pipe no other
@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "child_process.hpp"
-#include "gpu_turn.hpp"
-#include "referee_protocol.hpp"
+#include "host/gpu_turn.hpp"
+#include "protocol/referee_protocol.hpp"
 #include "run_category.hpp"
 #include "sandbox.hpp"
 
@@ -56,7 +56,7 @@ struct RefereeCall {
 
 RunnerOutcome call_referee(const RefereeCall& call);
 
-// Makes `call` a `referee time` session of one case (common/timing.cuh): its
+// Makes `call` a `referee time` session of one case (common/referee/timing.cuh): its
 // arguments and its time limits, the same for a grade, `grader bench` and
 // `grader check`'s margins. Callers add `--decide` for the thresholds they judge.
 void make_timing_call(RefereeCall& call, const std::string& case_name, std::uint64_t seed, double cap_s,

@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "gpu_lock.hpp"
-#include "referee_protocol.hpp"
+#include "protocol/referee_protocol.hpp"
 
 namespace fs = std::filesystem;
 

@@ -12,8 +12,8 @@
 #include <thread>
 
 #include "gpu_lock.hpp"
-#include "hardware_queues.hpp"
-#include "isolation.hpp"
+#include "host/hardware_queues.hpp"
+#include "host/isolation.hpp"
 #include "sandbox.hpp"
 #include "sealed_run.hpp"
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "candidate_marker.hpp"
 #include "compiler_report.hpp"
+#include "protocol/candidate_marker.hpp"
 #include "text.hpp"
 
 namespace grader {

@@ -1,6 +1,6 @@
 // What ran in a profiled case, launch by launch. ncu profiles every launch of
 // the standalone run (`worker run`) and names each by its mangled name: first
-// the harness's own (inputs, poison), then its marker (common/candidate_marker.hpp),
+// the harness's own (inputs, poison), then its marker (common/protocol/candidate_marker.hpp),
 // then whatever the candidate launched. After the marker only kernels of
 // kernel.cu may run: a named kernel launched for show while a library's kernel
 // or the lab's baseline writes the outputs fails here, whatever its counters say.

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "candidate_marker.hpp"
+#include "protocol/candidate_marker.hpp"
 
 namespace grader {
 namespace {

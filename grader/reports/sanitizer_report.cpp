@@ -101,7 +101,7 @@ std::vector<std::string> sanitizer_arguments(const std::filesystem::path& saniti
   // memcheck reports an access only where it lands outside every allocation: a
   // read past the end of one buffer that lands in the next one goes unseen.
   // Padding after every allocation puts such reads outside all of them, and
-  // NVTX pools (common/shared_memory.cpp) mark the bytes between a buffer's end
+  // NVTX pools (common/lab/shared_memory.cpp) mark the bytes between a buffer's end
   // and its 256-byte boundary. An access is judged by its first byte, so a
   // vector load that starts inside a buffer and runs past its end is not seen.
   if (sanitizer_has_option(sanitizer, "--padding")) a.insert(a.begin() + 3, {"--padding", "1048576"});

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "named_enum.hpp"
+#include "protocol/named_enum.hpp"
 
 namespace grader {
 

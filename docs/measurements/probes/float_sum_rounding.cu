@@ -1,7 +1,7 @@
 // How far a float sum of lab08's products lands from the exact sum, by the order of the adds: the
 // measurement behind lab08's "about 0.26 % high" and "within a few parts per million" (log:
 // ../logs/cpu-float-sum-rounding.log). Host code only: the inputs are lab08's (both vectors
-// uniform in [0.5, 1), drawn as common/random.cuh draws them, the second seed mixed from the first
+// uniform in [0.5, 1), drawn as common/lab/random.cuh draws them, the second seed mixed from the first
 // as labs/lab08-reduction/driver.cu does), 10^7 elements, five seeds. Orders:
 //   sequential   one float, every product added in index order (what the atomics' rounding does)
 //   blocks       a tree over each block of 256 products, then a tree over the block sums
@@ -12,7 +12,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "../../../common/random.cuh"
+#include "../../../common/lab/random.cuh"
 
 namespace {
 

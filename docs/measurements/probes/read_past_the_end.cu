@@ -5,7 +5,7 @@
 // (bytes 16..27) are used, so the output is right whatever bytes 28..31 hold. Variants (argv[1]):
 //   exact     cudaMalloc(28): bytes 28..31 lie outside the allocation
 //   rounded   cudaMalloc(256), 28 bytes written: bytes 28..31 inside it, never written
-//   pool      rounded, plus an NVTX pool whose one region is the 28 bytes (as common/shared_memory.cpp)
+//   pool      rounded, plus an NVTX pool whose one region is the 28 bytes (as common/lab/shared_memory.cpp)
 //   written   cudaMalloc(256), all 256 bytes written: the control, a read of written bytes
 //   row       cudaMalloc(256), 256 bytes written; a scalar load at byte 256: wholly past the end
 // scripts/run-probes runs each variant under each tool named here:

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "channel.hpp"
 #include "isolation.hpp"
+#include "protocol/channel.hpp"
 
 namespace memlabs {
 

@@ -11,13 +11,13 @@
 #include <memory>
 #include <random>
 
-#include "compare.hpp"
 #include "device_checks.cuh"
-#include "gpu_turn.hpp"
-#include "hardware_queues.hpp"
+#include "host/gpu_turn.hpp"
+#include "host/hardware_queues.hpp"
+#include "lab/compare.hpp"
+#include "protocol/referee_protocol.hpp"
 #include "referee.cuh"
 #include "referee_phases.hpp"
-#include "referee_protocol.hpp"
 #include "serve.cuh"
 #include "timing.cuh"
 

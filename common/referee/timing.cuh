@@ -30,7 +30,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpu_turn.hpp"
+#include "host/gpu_turn.hpp"
 #include "referee.cuh"
 
 namespace memlabs {

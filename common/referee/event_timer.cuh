@@ -2,7 +2,7 @@
 // did, not how long the host waited, and cost no extra synchronisation.
 #pragma once
 
-#include "cuda_check.cuh"
+#include "lab/cuda_check.cuh"
 
 namespace memlabs {
 

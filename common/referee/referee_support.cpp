@@ -1,8 +1,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "lab/shared_memory.cuh"
 #include "referee.cuh"
-#include "shared_memory.cuh"
 
 using nlohmann::json;
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "output_buffer.cuh"
+#include "lab/output_buffer.cuh"
 
 namespace memlabs {
 

@@ -25,7 +25,7 @@
 
 #include <cuda_runtime.h>
 
-#include "server_role.hpp"
+#include "protocol/server_role.hpp"
 
 namespace memlabs {
 

@@ -11,10 +11,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "cuda_check.cuh"
-#include "device_buffer.cuh"
 #include "event_timer.cuh"
-#include "stats.hpp"
+#include "lab/cuda_check.cuh"
+#include "lab/device_buffer.cuh"
+#include "protocol/stats.hpp"
 
 using nlohmann::json;
 

@@ -3,8 +3,8 @@
 // previous launch left its inputs in L2.
 #pragma once
 
-#include "cuda_check.cuh"
-#include "device_buffer.cuh"
+#include "lab/cuda_check.cuh"
+#include "lab/device_buffer.cuh"
 
 namespace memlabs {
 

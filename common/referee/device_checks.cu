@@ -1,7 +1,7 @@
 #include <cmath>
 
 #include "device_checks.cuh"
-#include "random.cuh"
+#include "lab/random.cuh"
 
 namespace memlabs {
 namespace {

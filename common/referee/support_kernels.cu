@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "output_buffer.cuh"
-#include "random.cuh"
+#include "lab/output_buffer.cuh"
+#include "lab/random.cuh"
 #include "serve.cuh"
 
 namespace memlabs {

@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "gpu_turn.hpp"
+#include "host/gpu_turn.hpp"
+#include "host/secure_random.hpp"
 #include "l2_flush.cuh"
+#include "protocol/stats.hpp"
 #include "referee.cuh"
-#include "secure_random.hpp"
-#include "stats.hpp"
 
 namespace memlabs::timing_detail {
 

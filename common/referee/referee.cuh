@@ -18,10 +18,10 @@
 #include <utility>
 #include <vector>
 
-#include "isolation.hpp"
-#include "lab_api.cuh"
-#include "referee_protocol.hpp"
-#include "server_process.hpp"
+#include "host/isolation.hpp"
+#include "host/server_process.hpp"
+#include "lab/lab_api.cuh"
+#include "protocol/referee_protocol.hpp"
 
 namespace memlabs {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "lab_api.cuh"
+#include "lab/lab_api.cuh"
 #include "serve.cuh"
 
 namespace {

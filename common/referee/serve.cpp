@@ -7,10 +7,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "channel.hpp"
-#include "lab_api.cuh"
-#include "referee_protocol.hpp"
-#include "shared_memory.cuh"
+#include "lab/lab_api.cuh"
+#include "lab/shared_memory.cuh"
+#include "protocol/channel.hpp"
+#include "protocol/referee_protocol.hpp"
 
 using nlohmann::json;
 

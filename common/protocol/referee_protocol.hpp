@@ -62,7 +62,7 @@ inline const char* name_of(TimedRatio r) {
   return "speedup";  // not reached: every TimedRatio is named above
 }
 
-// The baseline beside the submission's program against alone (common/timing.cuh).
+// The baseline beside the submission's program against alone (common/referee/timing.cuh).
 struct Interference {
   double solo_baseline_ms = 0, baseline_ms = 0, ratio = 0, limit = 0, speedup_scale = 1;
 };

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "device_checks.cuh"
-#include "lab_api.cuh"
+#include "lab/lab_api.cuh"
 
 using namespace memlabs;
 

@@ -128,7 +128,7 @@ inline void from_json(const nlohmann::json& j, RunFailureReport& f) {
 }
 
 // Why the candidate's timed launches cannot be counted (result["timed_failure"]),
-// as the referee found when it checked a batch of them (common/timing.cuh): an
+// as the referee found when it checked a batch of them (common/referee/timing.cuh): an
 // output wrong against the baseline's, unwritten after the reply, still being
 // written when the reply came (unfinished), written before the request was sent,
 // a guard zone around an output overwritten, or an input changed.
