@@ -316,7 +316,7 @@ TEST(StaticReferee, ReadsTheRequestTheGraderWritesBeforeAnyGpuWork) {
   EXPECT_EQ(listed.value("status", ""), "ok");
   EXPECT_FALSE(listed.value("cases", json::array()).empty());
   memlabs::RefereeRequest request;
-  request.mode = "time";
+  request.mode = memlabs::RefereeMode::time;
   request.variant = "baseline";
   request.cases = {"8192x8192"};
   request.decide = {{memlabs::TimedRatio::speedup, 1.15}};
@@ -343,7 +343,7 @@ TEST_P(GpuLab, BaselineMatchesTheFloat64OracleAtTheTimingSizes) {
   ASSERT_TRUE(build.ok) << build.diagnostics;
   grader::RefereeCall call;
   call.referee = build.referee;
-  call.request.mode = "run";
+  call.request.mode = memlabs::RefereeMode::run;
   call.request.variant = "baseline";
   call.request.seed = 12345;
   std::set<std::string> timed;
@@ -383,7 +383,7 @@ TEST_P(GpuLab, BaselineTimedAsTheCandidateRunsAtItsOwnSpeed) {
     SCOPED_TRACE("case " + case_name);
     grader::RefereeCall call;
     call.referee = build.referee;
-    call.request.mode = "time";
+    call.request.mode = memlabs::RefereeMode::time;
     call.request.variant = "baseline";
     call.request.cases = {case_name};
     call.request.seed = 5;

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "hardware_queues.hpp"
+#include "protocol/named_enum.hpp"
 #include "seal.hpp"
 
 namespace fs = std::filesystem;
@@ -143,6 +144,22 @@ std::vector<std::string> submission_environment(const std::vector<std::string>& 
   return env;
 }
 
+const char* name_of(IsolationMode mode) {
+  switch (mode) {
+    case IsolationMode::none:
+      return "none";
+    case IsolationMode::rlimits:
+      return "rlimits";
+    case IsolationMode::bwrap:
+      return "bwrap";
+  }
+  return "none";  // not reached: every mode is named above
+}
+
+std::optional<IsolationMode> isolation_mode_named(const std::string& name) {
+  return enum_named(name, kEveryIsolationMode);
+}
+
 Isolation take_isolation_args(std::vector<std::string>& args) {
   Isolation iso;
   std::vector<std::string> rest;
@@ -156,9 +173,11 @@ Isolation take_isolation_args(std::vector<std::string>& args) {
     }
     if (i + 1 >= args.size()) throw std::invalid_argument("missing value after " + k);
     const std::string& v = args[++i];
-    if (k == "--isolate")
-      iso.mode = v;
-    else if (k == "--bwrap")
+    if (k == "--isolate") {
+      const std::optional<IsolationMode> mode = isolation_mode_named(v);
+      if (!mode) throw std::invalid_argument("--isolate is none, rlimits or bwrap");
+      iso.mode = *mode;
+    } else if (k == "--bwrap")
       iso.bwrap = v;
     else if (k == "--hide")
       iso.hide.push_back(v);
@@ -171,15 +190,14 @@ Isolation take_isolation_args(std::vector<std::string>& args) {
     else
       iso.processes = std::stoull(v);
   }
-  if (iso.mode != "none" && iso.mode != "rlimits" && iso.mode != "bwrap")
-    throw std::invalid_argument("--isolate is none, rlimits or bwrap");
-  if (iso.mode == "bwrap" && iso.bwrap.empty()) throw std::invalid_argument("--isolate bwrap needs --bwrap PROGRAM");
+  if (iso.mode == IsolationMode::bwrap && iso.bwrap.empty())
+    throw std::invalid_argument("--isolate bwrap needs --bwrap PROGRAM");
   args = rest;
   return iso;
 }
 
 std::vector<std::string> isolation_args(const Isolation& iso) {
-  std::vector<std::string> a = {"--isolate", iso.mode};
+  std::vector<std::string> a = {"--isolate", name_of(iso.mode)};
   if (!iso.bwrap.empty()) a.insert(a.end(), {"--bwrap", iso.bwrap});
   for (const auto& h : iso.hide) a.insert(a.end(), {"--hide", h});
   if (iso.cpu_seconds > 0) a.insert(a.end(), {"--cpu-seconds", std::to_string(iso.cpu_seconds)});

@@ -12,13 +12,21 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace memlabs {
 
+enum class IsolationMode { none, rlimits, bwrap };
+inline constexpr IsolationMode kEveryIsolationMode[] = {IsolationMode::none, IsolationMode::rlimits,
+                                                        IsolationMode::bwrap};
+// Its name on a command line, in GRADER_ISOLATE and in a batch's files: "bwrap".
+const char* name_of(IsolationMode mode);
+std::optional<IsolationMode> isolation_mode_named(const std::string& name);
+
 struct Isolation {
-  std::string mode = "none";                            // "none", "rlimits" or "bwrap"
+  IsolationMode mode = IsolationMode::none;
   std::string bwrap;                                    // the bwrap program (bwrap mode)
   std::vector<std::string> hide;                        // folders made empty inside the sandbox
   double cpu_seconds = 0;                               // RLIMIT_CPU when > 0
@@ -28,7 +36,7 @@ struct Isolation {
   // put in front of the program, which is then a copy in the seal's own
   // folder. Empty: the program runs as nobody when the referee is root.
   std::vector<std::string> seal;
-  bool limited() const { return mode != "none"; }
+  bool limited() const { return mode != IsolationMode::none; }
 };
 
 // Folders every sandbox hides besides isolation.hide: home folders, temporary

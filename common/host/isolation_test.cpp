@@ -22,7 +22,7 @@ bool has(const std::vector<std::string>& a, const std::string& k) {
 
 TEST(Isolation, BwrapCommandHidesTheCourseAndKeepsTheProgramVisible) {
   Isolation iso;
-  iso.mode = "bwrap";
+  iso.mode = memlabs::IsolationMode::bwrap;
   iso.bwrap = "/usr/bin/bwrap";
   iso.hide = {"/tmp"};
   const auto a = bwrap_command(iso, {"/usr/bin"}, {}, {"/usr/bin/true", "x"});
@@ -46,7 +46,7 @@ TEST(Isolation, BwrapCommandHidesTheCourseAndKeepsTheProgramVisible) {
 // are mounted: a course checked out in /work, /opt or /srv is not there at all.
 TEST(Isolation, BwrapMountsOnlyTheAllowList) {
   Isolation iso;
-  iso.mode = "bwrap";
+  iso.mode = memlabs::IsolationMode::bwrap;
   iso.bwrap = "bwrap";
   const auto a = bwrap_command(iso, {"/opt/course/.grader/cache/worker-1"}, {"/tmp/own"}, {"/bin/true"});
   std::vector<std::string> allowed = system_read_folders();
@@ -67,7 +67,7 @@ TEST(Isolation, AHiddenFolderOutsideTheMountsIsNotThereAtAll) {
   const std::filesystem::path course = std::filesystem::current_path() / "isolation_test_course";
   std::filesystem::create_directories(course / ".grader");
   Isolation iso;
-  iso.mode = "bwrap";
+  iso.mode = memlabs::IsolationMode::bwrap;
   iso.bwrap = "bwrap";
   iso.hide = {(course / ".grader").string()};
   const auto a = bwrap_command(iso, {}, {}, {"/bin/true"});
@@ -78,7 +78,7 @@ TEST(Isolation, AHiddenFolderOutsideTheMountsIsNotThereAtAll) {
 
 TEST(Isolation, BindsComeAfterTheFoldersTheyPierce) {
   Isolation iso;
-  iso.mode = "bwrap";
+  iso.mode = memlabs::IsolationMode::bwrap;
   iso.bwrap = "bwrap";
   const auto a = bwrap_command(iso, {"/tmp"}, {}, {"/bin/true"});
   std::size_t tmpfs = a.size(), bind = a.size();
@@ -108,7 +108,7 @@ TEST(Isolation, ASubmissionGetsOnlyTheEnvironmentCudaNeeds) {
 
 TEST(Isolation, ArgumentsRoundTrip) {
   Isolation iso;
-  iso.mode = "bwrap";
+  iso.mode = memlabs::IsolationMode::bwrap;
   iso.bwrap = "/usr/bin/bwrap";
   iso.hide = {"/course", "/subs"};
   iso.cpu_seconds = 50;
@@ -117,11 +117,20 @@ TEST(Isolation, ArgumentsRoundTrip) {
   for (const auto& a : isolation_args(iso)) args.push_back(a);
   const Isolation back = take_isolation_args(args);
   EXPECT_EQ(args, (std::vector<std::string>{"run", "--case", "1x1"}));
-  EXPECT_EQ(back.mode, "bwrap");
+  EXPECT_EQ(back.mode, memlabs::IsolationMode::bwrap);
   EXPECT_EQ(back.bwrap, "/usr/bin/bwrap");
   EXPECT_EQ(back.hide, iso.hide);
   EXPECT_EQ(back.cpu_seconds, 50);
   EXPECT_EQ(back.processes, 512u);
+}
+
+TEST(Isolation, EveryModeIsReadBackByItsName) {
+  for (IsolationMode m : kEveryIsolationMode) {
+    EXPECT_EQ(isolation_mode_named(name_of(m)), m) << name_of(m);
+    std::vector<std::string> args = {"--isolate", name_of(m), "--bwrap", "/usr/bin/bwrap"};
+    EXPECT_EQ(take_isolation_args(args).mode, m);
+  }
+  EXPECT_EQ(isolation_mode_named("Bwrap"), std::nullopt);
 }
 
 TEST(Isolation, BadArgumentsAreRefused) {

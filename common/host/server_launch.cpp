@@ -66,7 +66,7 @@ void set_limits(const SpawnOptions& o, ChildLaunch& p) {
 void prepare_launch(const SpawnOptions& o, ChildLaunch& p, std::string& copied_program_dir, bool& bwrap) {
   p.parent = ::getpid();
   std::vector<std::string> argv = o.argv;
-  const bool sandboxed = o.untrusted && o.isolation.mode == "bwrap";
+  const bool sandboxed = o.untrusted && o.isolation.mode == IsolationMode::bwrap;
   if (o.untrusted && !sandboxed && !o.isolation.seal.empty()) {
     // The grader made the seal's folder, with the program in it, and its user.
     std::vector<std::string> sealed = o.isolation.seal;

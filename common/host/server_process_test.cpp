@@ -136,7 +136,7 @@ TEST_F(ServerProcessTest, AProgramThatCrashesInsideBwrapSaysBySignal) {
   if (::access("/usr/bin/bwrap", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/bwrap";
   SpawnOptions o = shell("kill -SEGV $$");
   o.untrusted = true;
-  o.isolation.mode = "bwrap";
+  o.isolation.mode = memlabs::IsolationMode::bwrap;
   o.isolation.bwrap = "/usr/bin/bwrap";
   for (int i = 0; i < 5; ++i) {
     ServerProcess p = ServerProcess::spawn(o);

@@ -119,8 +119,26 @@ struct DecideRule {
   TimedRatio ratio = TimedRatio::speedup;
   double threshold = 0;
 };
+// What the referee is asked to do, its first argument and "mode" in its result:
+// list the lab's cases, run cases once and check them, or time one case.
+enum class RefereeMode { list, run, time };
+inline constexpr RefereeMode kEveryRefereeMode[] = {RefereeMode::list, RefereeMode::run, RefereeMode::time};
+inline const char* name_of(RefereeMode m) {
+  switch (m) {
+    case RefereeMode::list:
+      return "list";
+    case RefereeMode::run:
+      return "run";
+    case RefereeMode::time:
+      return "time";
+  }
+  return "run";  // not reached: every RefereeMode is named above
+}
+inline void to_json(nlohmann::json& j, RefereeMode m) { j = name_of(m); }
+inline void from_json(const nlohmann::json& j, RefereeMode& m) { m = enum_from_json(j, kEveryRefereeMode, "mode"); }
+
 struct RefereeRequest {
-  std::string mode;  // "run" or "time"
+  RefereeMode mode = RefereeMode::run;
   std::vector<std::string> cases, fact_cases;
   // run: cases whose outputs are only counted (the problem made, nothing run): the
   // timed sizes an ncu measure counts per output element, too large for the oracle.
@@ -146,13 +164,13 @@ inline std::string exact(double v) {
 
 // The request as the referee's arguments: the mode, then its options.
 inline std::vector<std::string> request_arguments(const RefereeRequest& r) {
-  std::vector<std::string> a = {r.mode};
+  std::vector<std::string> a = {name_of(r.mode)};
   for (const auto& c : r.cases) a.insert(a.end(), {"--case", c});
   for (const auto& c : r.fact_cases) a.insert(a.end(), {"--facts", c});
   for (const auto& c : r.count_cases) a.insert(a.end(), {"--count", c});
   a.insert(a.end(), {"--seed", std::to_string(r.seed)});
   if (r.variant != "candidate") a.insert(a.end(), {"--variant", r.variant});
-  if (r.mode == "time") a.insert(a.end(), {"--cap-s", protocol_detail::exact(r.cap_s)});
+  if (r.mode == RefereeMode::time) a.insert(a.end(), {"--cap-s", protocol_detail::exact(r.cap_s)});
   for (const auto& d : r.decide)
     a.insert(a.end(), {"--decide", std::string(name_of(d.ratio)) + ":" + protocol_detail::exact(d.threshold)});
   return a;

@@ -218,7 +218,7 @@ TEST(Protocol, EveryRequestIsReadBackByItsName) {
 // the same request, thresholds to the last bit; a value that does not read is refused.
 TEST(Protocol, ARequestReadsBackAsItWasWritten) {
   RefereeRequest r;
-  r.mode = "time";
+  r.mode = RefereeMode::time;
   r.cases = {"8192x8192"};
   r.seed = 0xfedcba9876543210ull;
   r.variant = "baseline";
@@ -228,7 +228,8 @@ TEST(Protocol, ARequestReadsBackAsItWasWritten) {
               {TimedRatio::fraction_of_peak, 0.6421387559 * 1.25}};
   const std::vector<std::string> args = request_arguments(r);
   RefereeRequest back;
-  back.mode = args.at(0);
+  back.mode = *enum_named(args.at(0), kEveryRefereeMode);
+  EXPECT_EQ(args.at(0), "time");
   for (std::size_t i = 1; i + 1 < args.size(); i += 2) EXPECT_TRUE(read_request_option(back, args[i], args[i + 1]));
   EXPECT_EQ(request_arguments(back), args);
   EXPECT_EQ(back.seed, r.seed);
@@ -238,7 +239,7 @@ TEST(Protocol, ARequestReadsBackAsItWasWritten) {
     EXPECT_EQ(back.decide[i].threshold, r.decide[i].threshold) << "exact, not rounded";
   }
   RefereeRequest run;
-  run.mode = "run";
+  run.mode = RefereeMode::run;
   run.add_case("1x1");
   run.add_case("1x1");
   run.fact_cases = {"1x1"};

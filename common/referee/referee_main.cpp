@@ -34,7 +34,9 @@ class UsageError : public std::runtime_error {
 RefereeArgs parse_args(int argc, char** argv) {
   RefereeArgs a;
   if (argc < 2) throw UsageError("missing mode (list, run, time, serve)");
-  a.mode = argv[1];
+  const std::optional<RefereeMode> mode = enum_named(argv[1], kEveryRefereeMode);
+  if (!mode) throw UsageError(std::string("unknown mode \"") + argv[1] + "\" (list, run, time, serve)");
+  a.mode = *mode;
   char self[4096] = {};
   const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) throw UsageError("cannot find this program's own path");
@@ -70,8 +72,8 @@ RefereeArgs parse_args(int argc, char** argv) {
       throw UsageError("unknown option " + key);
   }
   if (a.variant != "candidate" && a.variant != "baseline") throw UsageError("--variant is candidate or baseline");
-  if ((a.mode == "run" || a.mode == "time") && a.variant == "candidate" && a.worker.empty())
-    throw UsageError(a.mode + " needs --worker PROGRAM");
+  if (a.mode != RefereeMode::list && a.variant == "candidate" && a.worker.empty())
+    throw UsageError(std::string(name_of(a.mode)) + " needs --worker PROGRAM");
   return a;
 }
 
@@ -281,13 +283,13 @@ void run_or_time(const LabDefinition& lab, const RefereeArgs& a, json& result) {
   if (a.cases.empty()) throw UsageError("--case is required");
   check_cases(lab, a.cases);
   check_cases(lab, a.count_cases);
-  if (a.mode == "time" && a.cases.size() != 1) throw UsageError("time takes exactly one --case");
+  if (a.mode == RefereeMode::time && a.cases.size() != 1) throw UsageError("time takes exactly one --case");
   result["seed"] = a.seed;
   // A timing shares the GPU while it starts (CUDA, its server, the first
   // buffers) and has it alone for what it times (timing.cpp); before CUDA
   // starts, no other grade may be timing.
   std::unique_ptr<GpuTurnFiles> turn;
-  if (a.mode == "time" && !a.gpu_lock.empty()) {
+  if (a.mode == RefereeMode::time && !a.gpu_lock.empty()) {
     turn = std::make_unique<GpuTurnFiles>(a.gpu_lock);
     take_gpu_turn(*turn, GpuUse::shared);
   }
@@ -295,7 +297,7 @@ void run_or_time(const LabDefinition& lab, const RefereeArgs& a, json& result) {
   // process's does (each takes a quarter of a second), not after it. The
   // grader holds the run's GPU turn for both.
   ServerProcess worker;
-  if (a.mode == "run") {
+  if (a.mode == RefereeMode::run) {
     for (const auto& f : a.fact_cases)
       if (std::find(a.cases.begin(), a.cases.end(), f) == a.cases.end())
         throw UsageError("--facts " + f + " is not a --case");
@@ -313,7 +315,7 @@ void run_or_time(const LabDefinition& lab, const RefereeArgs& a, json& result) {
                                    std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e));
   } else {
     result["device"] = device_json();
-    if (a.mode == "run")
+    if (a.mode == RefereeMode::run)
       mode_run(lab, a, worker, result);
     else
       time_mode(lab, a, result, turn.get());
@@ -337,13 +339,15 @@ int main(int argc, char** argv) {
     const RefereeArgs a = parse_args(argc, argv);
     result["mode"] = a.mode;
     const LabDefinition lab = define_lab();
-    if (a.mode == "list") {
-      result["cases"] = mode_list(lab);
-      result["status"] = RefereeStatus::ok;
-    } else if (a.mode == "run" || a.mode == "time") {
-      run_or_time(lab, a, result);
-    } else {
-      throw UsageError("unknown mode \"" + a.mode + "\"");
+    switch (a.mode) {
+      case RefereeMode::list:
+        result["cases"] = mode_list(lab);
+        result["status"] = RefereeStatus::ok;
+        break;
+      case RefereeMode::run:
+      case RefereeMode::time:
+        run_or_time(lab, a, result);
+        break;
     }
   } catch (const UsageError& e) {
     result["status"] = RefereeStatus::usage;

@@ -229,15 +229,15 @@ BatchEnvironment prepare_batch_environment(const Session& session, const std::st
       (::geteuid() == 0 ? "each as a user id of its own (no file, no other process), " : "as the grading user, ") +
       "reading only the system, the toolkit and their own folder and writing only that folder (Landlock " +
       std::to_string(memlabs::landlock_abi()) + ")";
-  const std::string refusal = seal_refusal(IsolationSettings{"rlimits", {}, {}});
+  const std::string refusal = seal_refusal(IsolationSettings{memlabs::IsolationMode::rlimits, {}, {}});
   if (mode == "rlimits") {
     if (!refusal.empty()) throw EnvironmentError(refusal);
-    b.isolation.mode = "rlimits";
+    b.isolation.mode = memlabs::IsolationMode::rlimits;
     b.isolation_note = "limited isolation (rlimits only, as asked): " + limits + "; " + without_bwrap;
   } else {
     const BwrapStatus bw = probe_bwrap();
     if (bw.works) {
-      b.isolation.mode = "bwrap";
+      b.isolation.mode = memlabs::IsolationMode::bwrap;
       b.isolation_note =
           "bwrap sandbox: an empty root with only the system's folders, the toolkit and the run's own folder "
           "mounted (read-only but its own), no network, own user and pid namespaces; the course, $HOME, the "
@@ -247,7 +247,7 @@ BatchEnvironment prepare_batch_environment(const Session& session, const std::st
       throw EnvironmentError("--isolation bwrap: " + bw.reason);
     } else {
       if (!refusal.empty()) throw EnvironmentError(bw.reason + "; and " + refusal);
-      b.isolation.mode = "rlimits";
+      b.isolation.mode = memlabs::IsolationMode::rlimits;
       b.isolation_note = "limited isolation: " + bw.reason + "; falling back to " + limits + "; " + without_bwrap;
     }
   }
@@ -256,7 +256,7 @@ BatchEnvironment prepare_batch_environment(const Session& session, const std::st
                    {"driver", d.present ? json(cuda_version_string(d.driver_version)) : json(nullptr)},
                    {"cuda", session.toolchain.version},
                    {"arch", session.builder->settings().arch},
-                   {"isolation", b.isolation.mode}};
+                   {"isolation", memlabs::name_of(b.isolation.mode)}};
   if (!d.present) b.environment["no_gpu_reason"] = d.reason;
   return b;
 }
@@ -342,8 +342,9 @@ std::vector<BatchRow> run_batch(const std::vector<Submission>& subs, const Batch
 
   const auto finish = [&](std::size_t i, BatchRow row) {
     if (!row.reused)
-      write_file_atomically(row_file(row.id),
-                            json_text(row_to_json(row, settings.lab_id, settings.isolation.mode)) + "\n");
+      write_file_atomically(
+          row_file(row.id),
+          json_text(row_to_json(row, settings.lab_id, memlabs::name_of(settings.isolation.mode))) + "\n");
     std::lock_guard<std::mutex> lock(mutex);
     rows[i] = std::move(row);
     if (progress) progress(rows[i]);
@@ -376,8 +377,9 @@ std::vector<BatchRow> run_batch(const std::vector<Submission>& subs, const Batch
   // Every row once more, from this process's memory, now that no submission's
   // process is left: a file one of them changed while it ran is put right.
   for (const auto& row : rows)
-    write_file_atomically(row_file(row.id),
-                          json_text(row_to_json(row, settings.lab_id, settings.isolation.mode)) + "\n");
+    write_file_atomically(
+        row_file(row.id),
+        json_text(row_to_json(row, settings.lab_id, memlabs::name_of(settings.isolation.mode))) + "\n");
   return rows;
 }
 

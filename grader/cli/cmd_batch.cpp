@@ -160,7 +160,7 @@ json batch_json(const std::string& lab_folder, const fs::path& out, const BatchE
       {"out", out.string()},
       {"total_points", info.total_points()},
       {"hint_penalty", info.hint_penalty},
-      {"isolation", env.isolation.mode},
+      {"isolation", memlabs::name_of(env.isolation.mode)},
       {"isolation_note", env.isolation_note},
       {"environment", env.environment},
       {"counts", {{"graded", n.graded}, {"rejected", n.rejected}, {"error", n.errors}, {"not_graded", n.not_graded}}},

@@ -70,7 +70,7 @@ BatchRow grade_on_this_node(const Submission& s, const SlurmBatch& b, const Glob
   if (task.arch.empty()) task.arch = b.arch;
   Session session = Session::open(task);
   BatchEnvironment env = prepare_batch_environment(session, b.isolation, {b.submissions_dir, b.out});
-  isolation = env.isolation.mode;
+  isolation = memlabs::name_of(env.isolation.mode);
   std::cout << "isolation: " << env.isolation_note << std::endl;
   BatchSettings settings = batch_settings(session, b.lab, b.lab_id, b.out, env.isolation, b.all_steps);
   settings.jobs = 1;

@@ -64,7 +64,7 @@ void LabGrader::run_correctness() {
   correctness_done_ = true;
   Activity activity("running your program");
   RefereeCall rc = referee_call("run");
-  rc.request.mode = "run";
+  rc.request.mode = memlabs::RefereeMode::run;
   rc.request.seed = rep_.seed;
   std::size_t cases = 0;
   bool gathers_facts = false;

@@ -118,7 +118,7 @@ TurnsHeld& turns_held() {
 }
 }  // namespace
 
-bool whole_grade_turns() { return isolation_from_environment().mode == "bwrap"; }
+bool whole_grade_turns() { return isolation_from_environment().mode == memlabs::IsolationMode::bwrap; }
 
 namespace {
 // The one exclusive turn the threads of a sandboxed grade share: the first takes

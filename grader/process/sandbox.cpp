@@ -53,8 +53,10 @@ fs::path locate_program(const std::string& program) {
 
 IsolationSettings isolation_from_environment() {
   IsolationSettings s;
-  if (const char* m = std::getenv(kIsolateVar)) s.mode = m;
-  if (!s.mode.empty() && s.mode != "bwrap") s.mode = "rlimits";  // any other value still isolates
+  // Any value but bwrap still isolates, with the limits alone ("none" too: the
+  // variable is set only to isolate).
+  if (const char* m = std::getenv(kIsolateVar); m && *m)
+    s.mode = std::string(m) == "bwrap" ? memlabs::IsolationMode::bwrap : memlabs::IsolationMode::rlimits;
   s.hide = split_paths(std::getenv(kIsolateHideVar));
   s.writable = split_paths(std::getenv(kIsolateWritableVar));
   return s;
@@ -62,7 +64,7 @@ IsolationSettings isolation_from_environment() {
 
 std::vector<std::string> isolation_environment(const IsolationSettings& s) {
   std::vector<std::string> env;
-  if (s.enabled()) env.push_back(std::string(kIsolateVar) + "=" + s.mode);
+  if (s.enabled()) env.push_back(std::string(kIsolateVar) + "=" + memlabs::name_of(s.mode));
   if (!s.hide.empty()) env.push_back(std::string(kIsolateHideVar) + "=" + join_paths(s.hide));
   if (!s.writable.empty()) env.push_back(std::string(kIsolateWritableVar) + "=" + join_paths(s.writable));
   return env;
@@ -124,10 +126,10 @@ memlabs::Isolation submission_isolation(const IsolationSettings& s, double timeo
   memlabs::Isolation iso;
   if (!s.enabled()) return iso;
   iso.mode = s.mode;
-  if (s.mode == "bwrap") {
+  if (s.mode == memlabs::IsolationMode::bwrap) {
     const BwrapStatus bw = probe_bwrap();
     iso.bwrap = bw.program.string();
-    if (!bw.works) iso.mode = "rlimits";
+    if (!bw.works) iso.mode = memlabs::IsolationMode::rlimits;
   }
   for (const auto& h : s.hide) iso.hide.push_back(h.string());
   iso.cpu_seconds = static_cast<double>(isolated_cpu_seconds(timeout_s));

@@ -23,10 +23,10 @@ inline constexpr const char* kIsolateHideVar = "GRADER_ISOLATE_HIDE";    // ':'-
 inline constexpr const char* kIsolateWritableVar = "GRADER_ISOLATE_RW";  // ':'-separated folders left writable
 
 struct IsolationSettings {
-  std::string mode;                             // "" (not isolated), "bwrap" or "rlimits"
-  std::vector<std::filesystem::path> hide;      // tmpfs over each (bwrap only)
-  std::vector<std::filesystem::path> writable;  // read-write besides the call's own folder (bwrap only)
-  bool enabled() const { return !mode.empty(); }
+  memlabs::IsolationMode mode = memlabs::IsolationMode::none;  // none: not isolated
+  std::vector<std::filesystem::path> hide;                     // tmpfs over each (bwrap only)
+  std::vector<std::filesystem::path> writable;                 // read-write besides the call's own folder (bwrap only)
+  bool enabled() const { return mode != memlabs::IsolationMode::none; }
 };
 
 IsolationSettings isolation_from_environment();

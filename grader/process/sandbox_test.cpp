@@ -38,7 +38,7 @@ class SandboxDir : public ::testing::Test {
   // Runs a shell script as the referee runs a submission's program in bwrap mode.
   ChildResult run_sandboxed(const std::string& script, const BwrapStatus& bw) {
     memlabs::Isolation iso;
-    iso.mode = "bwrap";
+    iso.mode = memlabs::IsolationMode::bwrap;
     iso.bwrap = bw.program.string();
     iso.hide = {(base / "solutions").string()};
     ChildOptions o;
@@ -55,7 +55,7 @@ class SandboxDir : public ::testing::Test {
 
 TEST(Sandbox, SettingsTravelThroughTheEnvironment) {
   IsolationSettings s;
-  s.mode = "bwrap";
+  s.mode = memlabs::IsolationMode::bwrap;
   s.hide = {"/a", "/b c"};
   s.writable = {"/w"};
   for (const auto& kv : isolation_environment(s)) {
@@ -63,11 +63,25 @@ TEST(Sandbox, SettingsTravelThroughTheEnvironment) {
     ::setenv(kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str(), 1);
   }
   const IsolationSettings back = isolation_from_environment();
-  EXPECT_EQ(back.mode, "bwrap");
+  EXPECT_EQ(back.mode, memlabs::IsolationMode::bwrap);
   EXPECT_EQ(back.hide, s.hide);
   EXPECT_EQ(back.writable, s.writable);
   for (const char* v : {kIsolateVar, kIsolateHideVar, kIsolateWritableVar}) ::unsetenv(v);
   EXPECT_FALSE(isolation_from_environment().enabled());
+}
+
+// GRADER_ISOLATE is set only to isolate: any value but bwrap (a typo, "none")
+// still gets the limits and the seal, never no isolation at all.
+TEST(Sandbox, AnyIsolateValueButBwrapStillIsolates) {
+  for (const char* v : {"rlimits", "none", "bwarp", "1"}) {
+    ::setenv(kIsolateVar, v, 1);
+    EXPECT_EQ(isolation_from_environment().mode, memlabs::IsolationMode::rlimits) << v;
+  }
+  ::setenv(kIsolateVar, "bwrap", 1);
+  EXPECT_EQ(isolation_from_environment().mode, memlabs::IsolationMode::bwrap);
+  ::setenv(kIsolateVar, "", 1);
+  EXPECT_FALSE(isolation_from_environment().enabled()) << "set but empty: not asked";
+  ::unsetenv(kIsolateVar);
 }
 
 TEST_F(SandboxDir, CpuLimitStopsASpinningProgram) {
@@ -139,7 +153,7 @@ TEST_F(SandboxDir, AToolsInjectedLibraryLoadsInTheSandbox) {
   fs::create_directories(lib.parent_path());
   fs::copy_file("/lib/x86_64-linux-gnu/libdl.so.2", lib);
   memlabs::Isolation iso;
-  iso.mode = "bwrap";
+  iso.mode = memlabs::IsolationMode::bwrap;
   iso.bwrap = bw.program.string();
   ChildOptions o;
   o.argv = memlabs::bwrap_command(iso, {}, {(base / "own").string()},

@@ -80,7 +80,7 @@ fs::path seal_launcher() {
 }
 
 std::string seal_refusal(const IsolationSettings& s) {
-  if (!s.enabled() || s.mode == "bwrap") return "";
+  if (!s.enabled() || s.mode == memlabs::IsolationMode::bwrap) return "";
   if (memlabs::landlock_abi() > 0) return "";
   return "cannot grade for credit with --isolation rlimits here: this kernel has no Landlock (Linux 5.13 or later "
          "with Landlock enabled, and no seccomp filter refusing it), so a submission's code could read any file its "

@@ -126,7 +126,7 @@ std::optional<std::vector<std::string>> sandbox_the_compile(std::vector<std::str
   const memlabs::Isolation sandbox = submission_isolation(isolation_from_environment(), kCompileTimeout);
   const fs::path nvcc_root = fs::weakly_canonical(argv.at(0)).parent_path().parent_path();
   const std::vector<std::string> toolchain = {nvcc_root.string(), host_compiler_install()};
-  if (sandbox.mode == "bwrap") {
+  if (sandbox.mode == memlabs::IsolationMode::bwrap) {
     argv = memlabs::bwrap_command(sandbox, toolchain, {work.string()}, argv);
     return scratch_in(work);
   }

@@ -152,7 +152,7 @@ std::vector<std::string> referee_argv(const RefereeCall& call, const fs::path& p
   for (auto& a : memlabs::request_arguments(call.request)) argv.push_back(std::move(a));
   memlabs::Isolation isolation = submission_isolation(isolation_from_environment(), call.request_timeout_s);
   fs::path worker = call.worker;
-  if (!worker.empty() && isolation.mode != "bwrap") {
+  if (!worker.empty() && isolation.mode != memlabs::IsolationMode::bwrap) {
     sealed.emplace();
     worker = sealed->copy_program(worker);
     isolation.seal = memlabs::seal_command(seal_launcher().string(), sealed->spec(isolation, {}, {}), {});
@@ -188,10 +188,11 @@ std::optional<std::string> read_typed_parts(RunnerOutcome& out) {
     if (out.result.contains("timed_failure"))
       out.timed_failure = out.result["timed_failure"].get<memlabs::TimedFailure>();
     if (out.result.contains("failure")) out.failure = out.result["failure"].get<memlabs::RunFailureReport>();
-    if (out.result.value("mode", "") == "run" && out.result.contains("cases"))
-      out.cases = out.result["cases"].get<std::vector<memlabs::CaseReport>>();
-    if (out.result.value("mode", "") == "run" && out.result.contains("output_elements") &&
-        out.result["output_elements"].is_object())
+    // A referee that refused its arguments says so before it has a mode.
+    const bool ran =
+        out.result.contains("mode") && out.result["mode"].get<memlabs::RefereeMode>() == memlabs::RefereeMode::run;
+    if (ran && out.result.contains("cases")) out.cases = out.result["cases"].get<std::vector<memlabs::CaseReport>>();
+    if (ran && out.result.contains("output_elements") && out.result["output_elements"].is_object())
       for (const auto& [name, n] : out.result["output_elements"].items())
         if (n.is_number() && n.get<double>() > 0) out.output_elements[name] = n.get<double>();
   } catch (const std::exception& e) {
@@ -247,7 +248,7 @@ RunnerOutcome with_status(RunnerOutcome out, const RefereeCall& call) {
 
 void make_timing_call(RefereeCall& call, const std::string& case_name, std::uint64_t seed, double cap_s,
                       double lab_timeout_s) {
-  call.request.mode = "time";
+  call.request.mode = memlabs::RefereeMode::time;
   call.request.cases = {case_name};
   call.request.seed = seed;
   call.request.cap_s = cap_s;
@@ -326,7 +327,8 @@ RunnerOutcome call_referee(const RefereeCall& call) {
                                           std::to_string(out.result.is_object() ? out.result.value("protocol", 0) : 0) +
                                           "): rebuild the course with this grader");
   // A timing's referee starts beside the correctness run's: its phases say whose they are.
-  note_referee_phases(out.result, started, call.request.mode == "time" ? "timing referee: " : "referee: ");
+  note_referee_phases(out.result, started,
+                      call.request.mode == memlabs::RefereeMode::time ? "timing referee: " : "referee: ");
   if (auto problem = read_typed_parts(out)) return fail(RunCategory::referee, *problem);
   return with_status(out, call);
 }

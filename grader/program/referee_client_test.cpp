@@ -66,7 +66,7 @@ TEST(RefereeTurns, ATimingsRefereeGetsTheLockFileAndTheGraderTakesNoTurnForIt) {
 
   RefereeCall run = call;
   run.request = {};
-  run.request.mode = "run";
+  run.request.mode = memlabs::RefereeMode::run;
   run.request.cases = {"1x1"};
   run.referee_takes_turns = false;
   run.gpu_use = memlabs::GpuUse::shared;

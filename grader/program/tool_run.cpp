@@ -115,7 +115,7 @@ std::vector<std::string> tool_command(const ToolCall& call, const memlabs::Isola
                                       std::optional<SealedRun>& sealed) {
   std::vector<std::string> program = {call.worker.string(), "run", "--seed", std::to_string(call.seed)};
   for (const auto& c : call.cases) program.insert(program.end(), {"--case", c});
-  if (sandbox.mode == "bwrap") {
+  if (sandbox.mode == memlabs::IsolationMode::bwrap) {
     // The tool's injection libraries are bound by grader-seal, which sees where
     // the tool put them (bwrap mounts an allow-list).
     program = memlabs::bwrap_command(sandbox, {call.worker.parent_path().string()}, {}, program, /*under_tool=*/true);
@@ -194,7 +194,7 @@ RunnerOutcome call_tool(const ToolCall& call) {
   }
   std::size_t most_tasks = 0;
   std::unique_lock<std::mutex> one_at_a_time(g_sandboxed_tools, std::defer_lock);
-  if (sandbox.mode == "bwrap") one_at_a_time.lock();
+  if (sandbox.mode == memlabs::IsolationMode::bwrap) one_at_a_time.lock();
   {
     // ncu waits for its profiler turn before it takes a GPU turn, so that a
     // queue of profiles holds no GPU turn a timing would wait for.
