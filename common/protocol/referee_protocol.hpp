@@ -28,6 +28,14 @@ namespace memlabs {
 // request, and the failures are typed (referee_failures.hpp).
 inline constexpr int kRefereeProtocol = 4;
 
+// One phase of a referee's run ("phases" in every result, for `grader grade
+// --timings`; referee/referee_phases.hpp keeps the log): what it was, when it
+// began in seconds since the referee's main() started, and how long it took.
+struct RefereePhase {
+  std::string what;
+  double start_s = 0, seconds = 0;
+};
+
 // A value read from a submission's output, as the document carries it. JSON has
 // no NaN or infinity (nlohmann would write null), and a wrong kernel makes both:
 // they travel as the strings "nan", "inf" and "-inf".
@@ -348,6 +356,7 @@ inline const std::optional<RatioInterval>& interval_of(const TimingReport& t, Ti
 // Plain members under their own names: one macro writes both directions, and
 // reading needs every key (at(), never a default).
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RatioInterval, median, lo, hi, n)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RefereePhase, what, start_s, seconds)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Interference, solo_baseline_ms, baseline_ms, ratio, limit, speedup_scale)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MismatchAt, where, expected, got)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(OutputReport, name, dtype, count, unwritten, mismatches, dims, rtol, atol,

@@ -7,6 +7,9 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
+
+#include "protocol/referee_protocol.hpp"
 
 namespace memlabs {
 
@@ -17,13 +20,13 @@ class RefereePhases {
   // The phase that began at `begin` ends now.
   void note(const std::string& what, Clock::time_point begin) {
     const auto since = [&](Clock::time_point t) { return std::chrono::duration<double>(t - origin_).count(); };
-    phases_.push_back({{"what", what}, {"start_s", since(begin)}, {"seconds", since(Clock::now()) - since(begin)}});
+    phases_.push_back({what, since(begin), since(Clock::now()) - since(begin)});
   }
-  const nlohmann::json& json() const { return phases_; }
+  nlohmann::json json() const { return phases_; }
 
  private:
   Clock::time_point origin_ = Clock::now();
-  nlohmann::json phases_ = nlohmann::json::array();
+  std::vector<RefereePhase> phases_;
 };
 
 // The one log of this referee process, begun when main() first asks for it.

@@ -2,43 +2,12 @@
 #include "lesson_checks.hpp"
 
 #include <cmath>
-#include <cstdio>
 #include <regex>
 
-#include "ncu_report.hpp"
-#include "sanitizer_report.hpp"
 #include "text.hpp"
 
 namespace grader {
 namespace {
-
-// 2.5 -> "2.5", 50 -> "50", 0.05 -> "0.05": as short as the number allows.
-std::string plain_number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4f", v);
-  std::string s = buf;
-  while (!s.empty() && s.back() == '0') s.pop_back();
-  if (!s.empty() && s.back() == '.') s.pop_back();
-  return s;
-}
-
-std::string percent(double fraction) { return plain_number(100 * fraction) + " %"; }
-
-std::string code(const std::string& s) { return "`" + s + "`"; }
-
-// "`a`", "`a` and `b`", "`a`, `b` and `c`"
-std::string listed(const std::vector<std::string>& items) {
-  std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += i + 1 == items.size() ? " and " : ", ";
-    out += code(items[i]);
-  }
-  return out;
-}
-
-std::string cases_phrase(const std::vector<std::string>& cases) {
-  return (cases.size() == 1 ? "case " : "cases ") + listed(cases);
-}
 
 std::string open_marker(int step) {
   return "<!-- checks:" + std::to_string(step) + ": generated from lab.json by `grader check --write-lessons` -->";
@@ -109,71 +78,6 @@ ThresholdsPerGpu thresholds_per_gpu(const std::vector<Calibration>& calibrations
   for (const auto& c : calibrations)
     if (const auto l = c.labs.find(lab_folder); l != c.labs.end()) out[c.gpu] = l->second;
   return out;
-}
-
-// Long (about 60 lines) on purpose: one case per check kind, so that this
-// function is the table of how a lesson says each kind.
-std::string check_in_words(const Check& c) {
-  const std::string at = " at case " + code(c.case_name);
-  switch (c.kind) {
-    case CheckKind::correct:
-      return "`correct`: the output matches the float64 reference on " + cases_phrase(c.cases) +
-             ", with fresh random inputs each grade";
-    case CheckKind::sanitizer: {
-      const std::vector<std::string>& tools = c.tools.empty() ? sanitizer_tools() : c.tools;
-      std::string names;
-      for (std::size_t i = 0; i < tools.size(); ++i)
-        names += (i == 0 ? "" : i + 1 == tools.size() ? " and " : ", ") + tools[i];
-      return "`sanitizer`: compute-sanitizer's " + names + " report" + (tools.size() == 1 ? "s" : "") +
-             " no error on " + cases_phrase(c.cases);
-    }
-    case CheckKind::speedup:
-      return "`speedup`: at least " + plain_number(c.min) + "× the " + c.over + "'s speed" + at;
-    case CheckKind::fraction_of_peak:
-      return "`fraction_of_peak`: at least " + percent(c.min) +
-             " of the bandwidth of a device-to-device copy of the same bytes" + at;
-    case CheckKind::fraction_of_library:
-      return "`fraction_of_library`: at least " + percent(c.min) + " of the library's speed on the same problem" + at;
-    case CheckKind::ptx: {
-      std::string s = "`ptx`: the PTX of " + code(c.kernel);
-      if (!c.must_contain.empty()) s += " contains " + listed(c.must_contain);
-      if (!c.must_not_contain.empty())
-        s += std::string(c.must_contain.empty() ? "" : ", and") + " contains no " + listed(c.must_not_contain);
-      return s;
-    }
-    case CheckKind::ptxas: {
-      std::vector<std::string> limits;
-      if (c.max_stack_frame)
-        limits.push_back(*c.max_stack_frame == 0
-                             ? "no stack frame"
-                             : "a stack frame of at most " + std::to_string(*c.max_stack_frame) + " bytes");
-      if (c.max_spill_bytes)
-        limits.push_back(*c.max_spill_bytes == 0
-                             ? "no spills"
-                             : "at most " + std::to_string(*c.max_spill_bytes) + " bytes of spills");
-      if (c.max_registers) limits.push_back("at most " + std::to_string(*c.max_registers) + " registers per thread");
-      return "`ptxas`: for " + code(c.kernel) + ", " + join(limits, ", ");
-    }
-    case CheckKind::api:
-      return "`api`: " +
-             (c.facts.empty() ? std::string("every fact the program reports holds")
-                              : (c.facts.size() == 1 ? "the fact " : "the facts ") + listed(c.facts) +
-                                    (c.facts.size() == 1 ? " holds" : " hold")) +
-             at;
-    case CheckKind::ncu: {
-      const NcuMeasure* m = find_ncu_measure(c.metric);
-      const std::string unit = m ? m->unit : c.metric;
-      const bool at_least = m && m->rule == NcuMeasure::at_least;
-      // "at most 0 bank conflicts" reads as "no bank conflicts".
-      const std::string bound = at_least     ? "at least " + plain_number(c.ncu_min)
-                                : c.max == 0 ? std::string("no")
-                                             : "at most " + plain_number(c.max);
-      std::string s = "`ncu`: every launch of " + code(c.kernel) + at + " has " + bound + " " + unit;
-      for (const auto& f : c.fallback) s += "; where ncu cannot read the GPU's counters, instead " + check_in_words(f);
-      return s;
-    }
-  }
-  return code(name_of(c.kind));  // not reached: every kind is said above
 }
 
 std::string step_checks_block(const Step& step, const ThresholdsPerGpu& per_gpu) {

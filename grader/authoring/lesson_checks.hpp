@@ -31,8 +31,6 @@ namespace grader {
 using ThresholdsPerGpu = std::map<std::string, std::map<std::string, CalibratedCheck>>;
 ThresholdsPerGpu thresholds_per_gpu(const std::vector<Calibration>& calibrations, const std::string& lab_folder);
 
-// One check in a sentence, e.g. "speedup over the baseline at `8192x8192`: at least 2.5×".
-std::string check_in_words(const Check& c);
 // A step's generated list, markers included, ending in a newline.
 std::string step_checks_block(const Step& step, const ThresholdsPerGpu& per_gpu = {});
 // The lesson with every step's list as lab.json says: an existing list is

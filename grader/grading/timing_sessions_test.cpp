@@ -38,7 +38,7 @@ class TimingSessionsTest : public ::testing::Test {
 TEST_F(TimingSessionsTest, EachCaseIsTimedOnceAndReadWhenItsCheckComes) {
   TimingSessions sessions;
   const std::string usage = "echo '{\"protocol\": " + std::to_string(memlabs::kRefereeProtocol) +
-                            ", \"status\": \"usage\", \"failure\": " +
+                            ", \"phases\": [], \"status\": \"usage\", \"failure\": " +
                             nlohmann::json(memlabs::failure_of(memlabs::FailureKind::usage, "stand-in")).dump() + "}'";
   sessions.start("1x1", call_of("first", usage));
   sessions.start("1x1", call_of("second", "exit 3"));  // started already: this one never runs

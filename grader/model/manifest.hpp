@@ -64,7 +64,12 @@ struct CheckKindTraits {
   // compute-sanitizer run; 3 an ncu run (one profile at a time machine-wide);
   // 4 a timing (the GPU alone). From 2 up a check has a run of its own.
   int cost_rank = 0;
+  // How a lesson's "Checked" list says a check of this kind, in Markdown:
+  // "`speedup`: at least 2.5× the baseline's speed at case `8192x8192`".
+  std::string (*in_words)(const Check&) = nullptr;
 };
+// check_kinds()'s in_words for `c`.
+std::string check_in_words(const Check& c);
 const std::vector<CheckKindTraits>& check_kinds();
 const CheckKindTraits& traits_of(CheckKind kind);
 const CheckKindTraits* check_kind_traits(const std::string& name);  // nullptr for an unknown name

@@ -50,6 +50,8 @@ const std::vector<std::string>& known_check_kinds() {
 
 bool Check::is_static() const { return traits_of(kind).is_static; }
 
+std::string check_in_words(const Check& c) { return traits_of(c.kind).in_words(c); }
+
 namespace manifest_detail {
 namespace {
 
@@ -181,6 +183,83 @@ void read_sanitizer(const Reader& r, const json& v, const std::string& path, Che
   }
 }
 
+// How a lesson says each kind (CheckKindTraits::in_words).
+std::string cases_phrase(const std::vector<std::string>& cases) {
+  return (cases.size() == 1 ? "case " : "cases ") + listed_code(cases);
+}
+std::string percent(double fraction) { return plain_number(100 * fraction) + " %"; }
+std::string at_case(const Check& c) { return " at case `" + c.case_name + "`"; }
+
+std::string correct_in_words(const Check& c) {
+  return "`correct`: the output matches the float64 reference on " + cases_phrase(c.cases) +
+         ", with fresh random inputs each grade";
+}
+
+std::string sanitizer_in_words(const Check& c) {
+  const std::vector<std::string>& tools = c.tools.empty() ? sanitizer_tools() : c.tools;
+  std::string names;
+  for (std::size_t i = 0; i < tools.size(); ++i)
+    names += (i == 0 ? "" : i + 1 == tools.size() ? " and " : ", ") + tools[i];
+  return "`sanitizer`: compute-sanitizer's " + names + " report" + (tools.size() == 1 ? "s" : "") + " no error on " +
+         cases_phrase(c.cases);
+}
+
+std::string speedup_in_words(const Check& c) {
+  return "`speedup`: at least " + plain_number(c.min) + "× the " + c.over + "'s speed" + at_case(c);
+}
+
+std::string fraction_of_peak_in_words(const Check& c) {
+  return "`fraction_of_peak`: at least " + percent(c.min) +
+         " of the bandwidth of a device-to-device copy of the same bytes" + at_case(c);
+}
+
+std::string fraction_of_library_in_words(const Check& c) {
+  return "`fraction_of_library`: at least " + percent(c.min) + " of the library's speed on the same problem" +
+         at_case(c);
+}
+
+std::string ptx_in_words(const Check& c) {
+  std::string s = "`ptx`: the PTX of `" + c.kernel + "`";
+  if (!c.must_contain.empty()) s += " contains " + listed_code(c.must_contain);
+  if (!c.must_not_contain.empty())
+    s += std::string(c.must_contain.empty() ? "" : ", and") + " contains no " + listed_code(c.must_not_contain);
+  return s;
+}
+
+std::string ptxas_in_words(const Check& c) {
+  std::vector<std::string> limits;
+  if (c.max_stack_frame)
+    limits.push_back(*c.max_stack_frame == 0
+                         ? "no stack frame"
+                         : "a stack frame of at most " + std::to_string(*c.max_stack_frame) + " bytes");
+  if (c.max_spill_bytes)
+    limits.push_back(*c.max_spill_bytes == 0 ? "no spills"
+                                             : "at most " + std::to_string(*c.max_spill_bytes) + " bytes of spills");
+  if (c.max_registers) limits.push_back("at most " + std::to_string(*c.max_registers) + " registers per thread");
+  return "`ptxas`: for `" + c.kernel + "`, " + join(limits, ", ");
+}
+
+std::string api_in_words(const Check& c) {
+  return "`api`: " +
+         (c.facts.empty() ? std::string("every fact the program reports holds")
+                          : (c.facts.size() == 1 ? "the fact " : "the facts ") + listed_code(c.facts) +
+                                (c.facts.size() == 1 ? " holds" : " hold")) +
+         at_case(c);
+}
+
+std::string ncu_in_words(const Check& c) {
+  const NcuMeasure* m = find_ncu_measure(c.metric);
+  const std::string unit = m ? m->unit : c.metric;
+  const bool at_least = m && m->rule == NcuMeasure::at_least;
+  // "at most 0 bank conflicts" reads as "no bank conflicts".
+  const std::string bound = at_least     ? "at least " + plain_number(c.ncu_min)
+                            : c.max == 0 ? std::string("no")
+                                         : "at most " + plain_number(c.max);
+  std::string s = "`ncu`: every launch of `" + c.kernel + "`" + at_case(c) + " has " + bound + " " + unit;
+  for (const auto& f : c.fallback) s += "; where ncu cannot read the GPU's counters, instead " + check_in_words(f);
+  return s;
+}
+
 }  // namespace
 
 Check read_check(const Reader& r, const json& v, const std::string& path) {
@@ -207,48 +286,68 @@ Check read_check(const Reader& r, const json& v, const std::string& path) {
 
 }  // namespace manifest_detail
 // The one table of check kinds: every fact about a kind is read from here.
+// Long (a row per kind) on purpose: adding a kind is adding its row.
 const std::vector<CheckKindTraits>& check_kinds() {
   using namespace manifest_detail;
   static const std::vector<CheckKindTraits> kinds = {
-      {CheckKind::correct, "correct", {"kind", "cases"}, read_correct, false, std::nullopt, 1},
+      {CheckKind::correct, "correct", {"kind", "cases"}, read_correct, false, std::nullopt, 1, correct_in_words},
       {CheckKind::speedup,
        "speedup",
        {"kind", "case", "min", "over"},
        read_timed,
        false,
        memlabs::TimedRatio::speedup,
-       4},
+       4,
+       speedup_in_words},
       {CheckKind::fraction_of_peak,
        "fraction_of_peak",
        {"kind", "case", "min"},
        read_timed,
        false,
        memlabs::TimedRatio::fraction_of_peak,
-       4},
+       4,
+       fraction_of_peak_in_words},
       {CheckKind::ptxas,
        "ptxas",
        {"kind", "kernel", "max_stack_frame", "max_spill_bytes", "max_registers"},
        read_ptxas,
        true,
        std::nullopt,
-       0},
-      {CheckKind::ptx, "ptx", {"kind", "kernel", "must_contain", "must_not_contain"}, read_ptx, true, std::nullopt, 0},
-      {CheckKind::api, "api", {"kind", "case", "facts"}, read_api, false, std::nullopt, 1},
+       0,
+       ptxas_in_words},
+      {CheckKind::ptx,
+       "ptx",
+       {"kind", "kernel", "must_contain", "must_not_contain"},
+       read_ptx,
+       true,
+       std::nullopt,
+       0,
+       ptx_in_words},
+      {CheckKind::api, "api", {"kind", "case", "facts"}, read_api, false, std::nullopt, 1, api_in_words},
       {CheckKind::fraction_of_library,
        "fraction_of_library",
        {"kind", "case", "min"},
        read_timed,
        false,
        memlabs::TimedRatio::fraction_of_library,
-       4},
+       4,
+       fraction_of_library_in_words},
       {CheckKind::ncu,
        "ncu",
        {"kind", "kernel", "case", "metric", "max", "min", "fallback"},
        read_ncu,
        false,
        std::nullopt,
-       3},
-      {CheckKind::sanitizer, "sanitizer", {"kind", "cases", "tools"}, read_sanitizer, false, std::nullopt, 2},
+       3,
+       ncu_in_words},
+      {CheckKind::sanitizer,
+       "sanitizer",
+       {"kind", "cases", "tools"},
+       read_sanitizer,
+       false,
+       std::nullopt,
+       2,
+       sanitizer_in_words},
   };
   return kinds;
 }

@@ -629,6 +629,11 @@ TEST(CheckKinds, OneTableSaysEverythingAboutEachKind) {
     EXPECT_EQ(t.keys.front(), "kind") << t.name;
     EXPECT_FALSE(t.ratio && t.is_static) << t.name << ": a timed check needs a GPU";
     EXPECT_EQ(check_kind_traits(t.name), &t);
+    // How a lesson says it: a sentence that starts with the kind's name, even for a check with nothing set.
+    ASSERT_NE(t.in_words, nullptr) << t.name;
+    Check bare;
+    bare.kind = t.kind;
+    EXPECT_EQ(check_in_words(bare).rfind("`" + t.name + "`: ", 0), 0u) << check_in_words(bare);
   }
   EXPECT_EQ(names, std::set<std::string>(known_check_kinds().begin(), known_check_kinds().end()));
   // Every kind has its row, and its row names it.

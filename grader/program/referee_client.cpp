@@ -167,23 +167,19 @@ std::vector<std::string> referee_argv(const RefereeCall& call, const fs::path& p
 
 // The referee's own phases (common/referee/referee_phases.hpp) under the grade's line
 // for this call, for `--timings`: placed from the moment the referee started.
-void note_referee_phases(const json& result, std::chrono::steady_clock::time_point started, const std::string& label) {
-  if (!result.contains("phases") || !result["phases"].is_array()) return;
-  for (const auto& p : result["phases"]) {
-    if (!p.is_object() || !p.value("what", json()).is_string()) continue;
-    const auto at = [&](double s) {
-      return started +
-             std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
-    };
-    const double start_s = p.value("start_s", 0.0);
-    note_phase(label + p.value("what", std::string()), at(start_s), at(start_s + p.value("seconds", 0.0)), 1);
-  }
+void note_referee_phases(const std::vector<memlabs::RefereePhase>& phases,
+                         std::chrono::steady_clock::time_point started, const std::string& label) {
+  const auto at = [&](double s) {
+    return started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
+  };
+  for (const auto& p : phases) note_phase(label + p.what, at(p.start_s), at(p.start_s + p.seconds), 1);
 }
 
 // The typed parts of the document (common/protocol/referee_protocol.hpp): a key the
 // referee did not write is named in the sentence returned, never read as a default.
 std::optional<std::string> read_typed_parts(RunnerOutcome& out) {
   try {
+    out.phases = out.result.at("phases").get<std::vector<memlabs::RefereePhase>>();
     if (out.result.contains("timing")) out.timing = out.result["timing"].get<memlabs::TimingReport>();
     if (out.result.contains("timed_failure"))
       out.timed_failure = out.result["timed_failure"].get<memlabs::TimedFailure>();
@@ -322,14 +318,16 @@ RunnerOutcome call_referee(const RefereeCall& call) {
     return fail(RunCategory::referee, "the referee ended (" + out.child.describe() + ") without a result" +
                                           (err.empty() ? std::string() : ": " + err));
   }
-  if (!out.result.is_object() || out.result.value("protocol", 0) != memlabs::kRefereeProtocol)
+  // The version first: a document of another protocol is read no further.
+  const json* protocol = out.result.is_object() && out.result.contains("protocol") ? &out.result["protocol"] : nullptr;
+  if (!protocol || *protocol != memlabs::kRefereeProtocol)
     return fail(RunCategory::referee, "the referee speaks another protocol than this grader (" +
-                                          std::to_string(out.result.is_object() ? out.result.value("protocol", 0) : 0) +
+                                          (protocol ? protocol->dump() : std::string("none")) +
                                           "): rebuild the course with this grader");
-  // A timing's referee starts beside the correctness run's: its phases say whose they are.
-  note_referee_phases(out.result, started,
-                      call.request.mode == memlabs::RefereeMode::time ? "timing referee: " : "referee: ");
   if (auto problem = read_typed_parts(out)) return fail(RunCategory::referee, *problem);
+  // A timing's referee starts beside the correctness run's: its phases say whose they are.
+  note_referee_phases(out.phases, started,
+                      call.request.mode == memlabs::RefereeMode::time ? "timing referee: " : "referee: ");
   return with_status(out, call);
 }
 

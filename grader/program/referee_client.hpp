@@ -31,6 +31,7 @@ struct RunnerOutcome {
   std::optional<memlabs::RunFailureReport> failure;    // why the run could not finish: result["failure"]
   std::vector<memlabs::CaseReport> cases;              // a correctness run's cases, read from result["cases"]
   std::map<std::string, double> output_elements;       // a correctness run's --count cases: outputs of each
+  std::vector<memlabs::RefereePhase> phases;           // where the referee's time went: result["phases"]
   std::string stdout_head, stderr_head;                // what the submission's program printed, truncated
   ChildResult child;
   bool ok() const { return category == RunCategory::ok; }

@@ -37,7 +37,7 @@ TEST(RefereeTurns, ATimingsRefereeGetsTheLockFileAndTheGraderTakesNoTurnForIt) {
   const fs::path lock = dir / "gpu.lock", argv_file = dir / "argv", referee = dir / "referee.sh";
   std::ofstream(referee) << "#!/bin/sh\nprintf '%s\\n' \"$@\" > " << argv_file.string()
                          << "\necho '{\"protocol\": " << memlabs::kRefereeProtocol
-                         << ", \"status\": \"usage\", \"failure\": "
+                         << ", \"phases\": [], \"status\": \"usage\", \"failure\": "
                          << nlohmann::json(memlabs::failure_of(memlabs::FailureKind::usage, "stand-in")).dump()
                          << "}'\n";
   fs::permissions(referee, fs::perms::owner_all);
@@ -84,6 +84,47 @@ TEST(RefereeTurns, ATimingsRefereeGetsTheLockFileAndTheGraderTakesNoTurnForIt) {
   const auto run_args = args();
   EXPECT_EQ(std::find(run_args.begin(), run_args.end(), "--gpu-lock"), run_args.end());
   set_process_gpu_lock({});
+  fs::remove_all(dir);
+}
+
+// What the referee prints is read with every key its protocol requires: a
+// result of another protocol, or one without its phases, is the referee's
+// failure (never the student's, never read with a default).
+TEST(RefereeResult, OneThatDoesNotReadIsTheRefereesFailure) {
+  const fs::path dir = fs::temp_directory_path() / ("referee_result_test-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string failure = nlohmann::json(memlabs::failure_of(memlabs::FailureKind::usage, "stand-in")).dump();
+  const auto outcome = [&](const std::string& document) {
+    const fs::path referee = dir / "referee.sh";
+    std::ofstream(referee) << "#!/bin/sh\necho '" << document << "'\n";
+    fs::permissions(referee, fs::perms::owner_all);
+    RefereeCall call;
+    call.referee = referee;
+    call.work_dir = dir / "work";
+    call.request.mode = memlabs::RefereeMode::run;
+    call.request.cases = {"1x1"};
+    call.gpu_use = memlabs::GpuUse::shared;
+    return call_referee(call);
+  };
+  const std::string v = std::to_string(memlabs::kRefereeProtocol);
+  EXPECT_EQ(outcome("{\"protocol\": " + v + ", \"phases\": [], \"status\": \"usage\", \"failure\": " + failure + "}")
+                .category,
+            RunCategory::usage);
+  const RunnerOutcome no_phases =
+      outcome("{\"protocol\": " + v + ", \"status\": \"usage\", \"failure\": " + failure + "}");
+  EXPECT_EQ(no_phases.category, RunCategory::referee);
+  EXPECT_NE(no_phases.message.find("phases"), std::string::npos) << no_phases.message;
+  const RunnerOutcome bad_phase = outcome("{\"protocol\": " + v +
+                                          ", \"phases\": [{\"what\": \"starting CUDA\", \"start_s\": 0.1}], "
+                                          "\"status\": \"usage\", \"failure\": " +
+                                          failure + "}");
+  EXPECT_EQ(bad_phase.category, RunCategory::referee) << "a phase without its seconds";
+  const RunnerOutcome old = outcome("{\"protocol\": 3, \"phases\": [], \"status\": \"usage\"}");
+  EXPECT_EQ(old.category, RunCategory::referee);
+  EXPECT_NE(old.message.find("another protocol than this grader (3)"), std::string::npos) << old.message;
+  const RunnerOutcome none = outcome("{\"status\": \"ok\"}");
+  EXPECT_NE(none.message.find("another protocol than this grader (none)"), std::string::npos) << none.message;
   fs::remove_all(dir);
 }
 

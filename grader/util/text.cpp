@@ -1,6 +1,7 @@
 #include "text.hpp"
 
 #include <cctype>
+#include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <iterator>
@@ -37,6 +38,24 @@ std::string fixed(double v, int precision) {
   os.precision(precision);
   os << v;
   return os.str();
+}
+
+std::string plain_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4f", v);
+  std::string s = buf;
+  while (!s.empty() && s.back() == '0') s.pop_back();
+  if (!s.empty() && s.back() == '.') s.pop_back();
+  return s;
+}
+
+std::string listed_code(const std::vector<std::string>& items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += i + 1 == items.size() ? " and " : ", ";
+    out += "`" + items[i] + "`";
+  }
+  return out;
 }
 
 std::string first_line(std::string_view s) {
