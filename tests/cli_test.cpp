@@ -155,6 +155,20 @@ TEST(Cli, ABadArgumentUnderJsonIsAJsonError) {
 // before doing anything and names the option: a NaN or infinite --cap would
 // never end a timing, a NaN --hint-penalty would put NaN in a gradebook, and
 // "--seed -5" once became seed 18446744073709551611.
+// --isolation is one of three names: a typo is refused, never read as auto
+// (gradescope took any text but rlimits and bwrap as auto).
+TEST(Cli, AnIsolationNothingKnowsIsRefused) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"batch", "class", "--lab", "lab07", "--isolation", "bwarp"},
+        std::vector<std::string>{"gradescope", "--lab", "lab07", "--isolation", "bwarp"}}) {
+    const auto r = run(args);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find("--isolation must be auto, bwrap or rlimits, got \"bwarp\""), std::string::npos)
+        << args[0] << "\n"
+        << r.err;
+  }
+}
+
 TEST(Cli, ANumberOptionRefusesWhatIsNotAFiniteNumberInItsRange) {
   const std::vector<std::vector<std::string>> bad = {
       {"grade", "lab07", "--seed", "banana"},

@@ -21,6 +21,7 @@
 #include "child_process.hpp"
 #include "gpu_lock.hpp"
 #include "json_text.hpp"
+#include "protocol/named_enum.hpp"
 #include "sealed_run.hpp"
 #include "session.hpp"
 #include "text.hpp"
@@ -211,7 +212,24 @@ BatchCounts count_rows(const std::vector<BatchRow>& rows) {
   return c;
 }
 
-BatchEnvironment prepare_batch_environment(const Session& session, const std::string& mode,
+const char* name_of(IsolationAsked asked) {
+  switch (asked) {
+    case IsolationAsked::automatic:
+      return "auto";
+    case IsolationAsked::bwrap:
+      return "bwrap";
+    case IsolationAsked::rlimits:
+      return "rlimits";
+  }
+  return "auto";  // not reached: every IsolationAsked is named above
+}
+
+IsolationAsked isolation_asked_named(const std::string& name) {
+  if (const auto asked = memlabs::enum_named(name, kEveryIsolationAsked)) return *asked;
+  throw CourseError("--isolation must be auto, bwrap or rlimits, got \"" + name + "\"");
+}
+
+BatchEnvironment prepare_batch_environment(const Session& session, IsolationAsked asked,
                                            const std::vector<fs::path>& hidden) {
   BatchEnvironment b;
   b.isolation.hide = hidden;
@@ -230,7 +248,7 @@ BatchEnvironment prepare_batch_environment(const Session& session, const std::st
       "reading only the system, the toolkit and their own folder and writing only that folder (Landlock " +
       std::to_string(memlabs::landlock_abi()) + ")";
   const std::string refusal = seal_refusal(IsolationSettings{memlabs::IsolationMode::rlimits, {}, {}});
-  if (mode == "rlimits") {
+  if (asked == IsolationAsked::rlimits) {
     if (!refusal.empty()) throw EnvironmentError(refusal);
     b.isolation.mode = memlabs::IsolationMode::rlimits;
     b.isolation_note = "limited isolation (rlimits only, as asked): " + limits + "; " + without_bwrap;
@@ -243,7 +261,7 @@ BatchEnvironment prepare_batch_environment(const Session& session, const std::st
           "mounted (read-only but its own), no network, own user and pid namespaces; the course, $HOME, the "
           "submissions and results folders absent, /tmp its own; " +
           limits;
-    } else if (mode == "bwrap") {
+    } else if (asked == IsolationAsked::bwrap) {
       throw EnvironmentError("--isolation bwrap: " + bw.reason);
     } else {
       if (!refusal.empty()) throw EnvironmentError(bw.reason + "; and " + refusal);

@@ -136,10 +136,19 @@ struct BatchEnvironment {
   std::string isolation_note;  // how submissions are isolated, and why no more than that
   nlohmann::json environment;  // {gpu, driver, cuda, isolation}
 };
-// mode: "auto" (bwrap when it works here, else rlimits), "bwrap" (throws
-// EnvironmentError when it does not work) or "rlimits". hidden: folders the
+// The isolation a batch is asked for (--isolation, and a Slurm batch's file), by
+// name: "auto" (bwrap when it works here, else the seal and rlimits), "bwrap"
+// (or nothing graded) or "rlimits".
+enum class IsolationAsked { automatic, bwrap, rlimits };
+inline constexpr IsolationAsked kEveryIsolationAsked[] = {IsolationAsked::automatic, IsolationAsked::bwrap,
+                                                          IsolationAsked::rlimits};
+const char* name_of(IsolationAsked asked);
+// The one of that name; throws CourseError naming the three for any other text.
+IsolationAsked isolation_asked_named(const std::string& name);
+
+// asked: bwrap throws EnvironmentError when it does not work here. hidden: folders the
 // runner must not see besides the course's solutions/ and .grader/, $HOME and /tmp.
-BatchEnvironment prepare_batch_environment(const Session& session, const std::string& mode,
+BatchEnvironment prepare_batch_environment(const Session& session, IsolationAsked asked,
                                            const std::vector<std::filesystem::path>& hidden);
 
 // Grades one submission (already checked) in its own child grader.

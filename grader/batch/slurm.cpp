@@ -54,7 +54,7 @@ json slurm_batch_to_json(const SlurmBatch& b) {
           {"lab", b.lab},
           {"lab_id", b.lab_id},
           {"arch", b.arch},
-          {"isolation", b.isolation},
+          {"isolation", name_of(b.isolation)},
           {"timeout_s", b.timeout_s},
           {"hint_penalty", b.hint_penalty},
           {"all_steps", b.all_steps},
@@ -87,7 +87,7 @@ SlurmBatch load_slurm_batch(const fs::path& out) {
     b.lab = j.at("lab").get<std::string>();
     b.lab_id = j.at("lab_id").get<std::string>();
     b.arch = j.value("arch", "");
-    b.isolation = j.value("isolation", "auto");
+    b.isolation = isolation_asked_named(j.at("isolation").get<std::string>());
     b.timeout_s = j.value("timeout_s", 1800.0);
     b.hint_penalty = j.value("hint_penalty", 0.0);
     b.all_steps = j.value("all_steps", false);

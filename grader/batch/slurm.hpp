@@ -36,7 +36,7 @@ struct SlurmBatch {
   std::filesystem::path grader_exe;   // absolute, run by every task
   std::filesystem::path submissions_dir;
   std::string lab, lab_id, arch;  // arch empty: each node builds for its own GPU
-  std::string isolation = "auto";
+  IsolationAsked isolation = IsolationAsked::automatic;
   double timeout_s = 1800;
   double hint_penalty = 0;
   bool all_steps = false;

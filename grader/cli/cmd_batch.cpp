@@ -75,7 +75,7 @@ int run_slurm_batch_command(const BatchCommandOptions& o, const GlobalOptions& g
   b.lab = lab.folder;
   b.lab_id = lab.id;
   b.arch = g.arch;
-  b.isolation = o.isolation;
+  b.isolation = isolation_asked_named(o.isolation);
   b.timeout_s = o.timeout_s;
   b.hint_penalty = o.hint_penalty;
   b.all_steps = o.all;
@@ -112,8 +112,7 @@ int run_slurm_batch_command(const BatchCommandOptions& o, const GlobalOptions& g
 
 // Refused before anything is built.
 void check_batch_options(const BatchCommandOptions& o) {
-  if (o.isolation != "auto" && o.isolation != "bwrap" && o.isolation != "rlimits")
-    throw CourseError("--isolation must be auto, bwrap or rlimits, got \"" + o.isolation + "\"");
+  (void)isolation_asked_named(o.isolation);
   std::error_code ec;
   if (!o.out.empty() && fs::exists(o.out, ec) && !fs::is_directory(o.out, ec))
     throw CourseError("--out " + o.out + " is a file: give a folder for the class's results");
@@ -198,7 +197,7 @@ int run_batch_command(const BatchCommandOptions& o, const GlobalOptions& g) {
   }
   const fs::path out = fs::absolute(o.out.empty() ? "grades-" + lab.id : o.out);
   fs::create_directories(out);
-  BatchEnvironment env = prepare_batch_environment(session, o.isolation, {submissions, out});
+  BatchEnvironment env = prepare_batch_environment(session, isolation_asked_named(o.isolation), {submissions, out});
 
   // The referee and common objects built once here, so parallel children find
   // them in the cache instead of all compiling them at once.

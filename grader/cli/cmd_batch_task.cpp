@@ -99,7 +99,7 @@ int run_batch_task(const BatchTaskOptions& o, const GlobalOptions& g) {
   if (finished_before(file, b, hash, key)) return kExitPass;
 
   BatchRow row;
-  std::string isolation = b.isolation;
+  std::string isolation = name_of(b.isolation);
   int code = kExitPass;
   const std::string problem = s.problem.empty() ? check_submission_file(s.source) : s.problem;
   if (!problem.empty()) {

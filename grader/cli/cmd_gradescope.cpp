@@ -51,13 +51,14 @@ std::string find_kernel(const fs::path& dir, fs::path& found) {
 }
 
 int run_gradescope(const GradescopeOptions& o, const GlobalOptions& g) {
+  const IsolationAsked asked = isolation_asked_named(o.isolation);  // a typo is refused before anything runs
   const fs::path dir = fs::absolute(o.submission_dir);
   if (!fs::is_directory(dir)) throw CourseError("no submission folder at " + dir.string());
   Session session = Session::open(g);
   const LabInfo& lab = session.course.resolve(o.lab);
   const Manifest manifest = load_manifest(lab.dir / "lab.json");
   const fs::path results = fs::absolute(o.results);
-  BatchEnvironment env = prepare_batch_environment(session, o.isolation, {dir, results.parent_path()});
+  BatchEnvironment env = prepare_batch_environment(session, asked, {dir, results.parent_path()});
 
   GradebookInfo info = GradebookInfo::from_manifest(manifest, lab.folder);
   info.hint_penalty = o.hint_penalty;
