@@ -4,20 +4,16 @@
 #include <iterator>
 #include <regex>
 
+#include "text.hpp"
+
 namespace grader {
 namespace {
 
-// The lists an error names.
+// Every symptom's name, for an error that names one nothing knows.
 std::string symptom_names() {
-  std::string all;
-  for (Symptom x : kEverySymptom) all += std::string(all.empty() ? "" : ", ") + name_of(x);
-  return all;
-}
-
-std::string kind_names() {
-  std::string all;
-  for (const auto& k : check_kinds()) all += std::string(all.empty() ? "" : ", ") + k.name;
-  return all;
+  std::vector<std::string> all;
+  for (Symptom x : kEverySymptom) all.push_back(name_of(x));
+  return join(all, ", ");
 }
 
 }  // namespace
@@ -53,7 +49,7 @@ FixtureExpectation parse_expectation(const std::string& source, const std::strin
     const CheckKindTraits* check = check_kind_traits(s[2]);
     if (!check)
       throw ExpectationError(source_name + ": \"" + e.text + "\" names the check kind " + s[2].str() +
-                             ", which no lab has (known: " + kind_names() + ")");
+                             ", which no lab has (known: " + join(known_check_kinds(), ", ") + ")");
     e.check = check->kind;
     if (s[3].matched) {
       e.symptom = symptom_named(s[3]);

@@ -197,11 +197,8 @@ std::string correct_in_words(const Check& c) {
 
 std::string sanitizer_in_words(const Check& c) {
   const std::vector<std::string>& tools = c.tools.empty() ? sanitizer_tools() : c.tools;
-  std::string names;
-  for (std::size_t i = 0; i < tools.size(); ++i)
-    names += (i == 0 ? "" : i + 1 == tools.size() ? " and " : ", ") + tools[i];
-  return "`sanitizer`: compute-sanitizer's " + names + " report" + (tools.size() == 1 ? "s" : "") + " no error on " +
-         cases_phrase(c.cases);
+  return "`sanitizer`: compute-sanitizer's " + in_a_sentence(tools) + " report" + (tools.size() == 1 ? "s" : "") +
+         " no error on " + cases_phrase(c.cases);
 }
 
 std::string speedup_in_words(const Check& c) {

@@ -10,6 +10,7 @@
 
 #include "builder.hpp"
 #include "protocol/string_literals.hpp"
+#include "text.hpp"
 
 namespace fs = std::filesystem;
 
@@ -102,10 +103,7 @@ std::vector<std::string> named_includes(const std::string& source) {
 
 // "a", "a and b", "a, b and c": the first five.
 std::string listed(const std::vector<std::string>& items) {
-  const std::size_t n = std::min<std::size_t>(items.size(), 5);
-  std::string out;
-  for (std::size_t i = 0; i < n; ++i) out += (i == 0 ? "" : i + 1 == n ? " and " : ", ") + items[i];
-  return out;
+  return in_a_sentence({items.begin(), items.begin() + std::min<std::ptrdiff_t>(items.size(), 5)});
 }
 
 }  // namespace

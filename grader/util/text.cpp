@@ -49,13 +49,17 @@ std::string plain_number(double v) {
   return s;
 }
 
-std::string listed_code(const std::vector<std::string>& items) {
+std::string in_a_sentence(const std::vector<std::string>& items) {
   std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += i + 1 == items.size() ? " and " : ", ";
-    out += "`" + items[i] + "`";
-  }
+  for (std::size_t i = 0; i < items.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
   return out;
+}
+
+std::string listed_code(const std::vector<std::string>& items) {
+  std::vector<std::string> quoted;
+  for (const auto& item : items) quoted.push_back("`" + item + "`");
+  return in_a_sentence(quoted);
 }
 
 std::string first_line(std::string_view s) {

@@ -20,7 +20,9 @@ bool starts_with(std::string_view s, std::string_view prefix);
 std::string fixed(double v, int precision = 2);
 // As short as the number allows, at most 4 digits after the point: 2.5 -> "2.5", 50 -> "50".
 std::string plain_number(double v);
-// Names as Markdown code in a sentence: "`a`", "`a` and `b`", "`a`, `b` and `c`".
+// Items in a sentence: "a", "a and b", "a, b and c".
+std::string in_a_sentence(const std::vector<std::string>& items);
+// The same, each as Markdown code: "`a`, `b` and `c`".
 std::string listed_code(const std::vector<std::string>& items);
 // The text up to its first line break, without trailing blanks.
 std::string first_line(std::string_view s);
