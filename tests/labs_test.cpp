@@ -17,7 +17,9 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -190,6 +192,17 @@ TEST_P(StaticLab, SkeletonBuilds) {
   ASSERT_TRUE(g.out.is_object()) << g.raw << g.err;
   EXPECT_NE(g.exit_code, 3) << g.out.dump(1);
   EXPECT_TRUE(g.out["build"]["student"]["ok"].get<bool>());
+  // A ptx check that fails on an instruction it forbids (lab01's skeleton: ld.local) names
+  // the lines of kernel.cu that instruction came from, each a line the file has.
+  std::ifstream skeleton(kRoot / "labs" / GetParam() / "kernel.cu");
+  const auto skeleton_lines = std::count(std::istreambuf_iterator<char>(skeleton), {}, '\n');
+  for (const auto& step : g.out["steps"])
+    for (const auto& c : step["checks"]) {
+      if (c["kind"] != "ptx" || c["status"] != "fail" || c["data"]["forbidden"].empty()) continue;
+      ASSERT_TRUE(c["data"].contains("lines") && !c["data"]["lines"].empty()) << c.dump(1);
+      for (const auto& [cls, lines] : c["data"]["lines"].items())
+        for (const auto& n : lines) EXPECT_TRUE(n.get<int>() >= 1 && n.get<int>() <= skeleton_lines) << cls << " " << n;
+    }
 }
 
 // --first-failure-only (how grader check grades skeletons and fixtures) gives

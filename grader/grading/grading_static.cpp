@@ -1,8 +1,11 @@
 // The checks that read the compiler's own evidence: the PTX (check_ptx) and
 // ptxas' resource report (check_ptxas). They need no GPU.
+#include <algorithm>
 #include <map>
+#include <sstream>
 
 #include "lab_grader.hpp"
+#include "printable.hpp"
 #include "text.hpp"
 
 namespace fs = std::filesystem;
@@ -40,7 +43,34 @@ std::vector<std::string> ptx_failure_details(const Check& c, const PtxModule& pt
   return out;
 }
 
+// For each line of kernel.cu an instruction class came from: "ld.local at
+// kernel.cu:17: acc += window[k];", the student's own line quoted (made
+// printable: it is the submission's text). At most three, the rest counted.
+std::vector<std::string> where_in_source(const std::string& what, const std::vector<int>& lines,
+                                         const std::string& file_name, const std::string& source) {
+  std::vector<std::string> source_lines;
+  std::istringstream in(source);
+  for (std::string line; std::getline(in, line);) source_lines.push_back(line);
+  std::vector<std::string> out;
+  constexpr std::size_t kShown = 3, kWidth = 100;
+  for (std::size_t i = 0; i < lines.size() && i < kShown; ++i) {
+    const int n = lines[i];
+    std::string code = n >= 1 && static_cast<std::size_t>(n) <= source_lines.size() ? trim(source_lines[n - 1]) : "";
+    if (code.size() > kWidth) code = code.substr(0, kWidth) + "...";
+    out.push_back(what + " at " + file_name + ":" + std::to_string(n) + (code.empty() ? "" : ": " + printable(code)));
+  }
+  if (lines.size() > kShown)
+    out.push_back(what + " on " + std::to_string(lines.size() - kShown) + " more line" +
+                  (lines.size() - kShown == 1 ? "" : "s") + " of " + file_name);
+  return out;
+}
+
 }  // namespace
+
+// The student's file as compiled, to quote the lines a check points at.
+std::string LabGrader::student_source() const { return read_file(rep_.submission).value_or(""); }
+
+std::string LabGrader::student_file_name() const { return fs::path(m_.student_file).filename().string(); }
 
 CheckResult LabGrader::check_ptx(const Check& c) {
   const auto k = ptx_.kernels.find(c.kernel);
@@ -84,6 +114,16 @@ CheckResult LabGrader::check_ptx(const Check& c) {
   if (!forbidden.empty()) why.push_back("still has " + join(forbidden, ", "));
   r.summary = c.kernel + " PTX: " + join(why, "; ");
   r.details = ptx_failure_details(c, ptx_, missing, forbidden_present);
+  // Where each forbidden instruction came from, by -lineinfo's .loc directives.
+  json lines = json::object();
+  const std::string file = student_file_name(), source = forbidden_present.empty() ? "" : student_source();
+  for (const auto& cls : forbidden_present) {
+    const auto at = source_lines_of(ptx_, k->second, cls, file);
+    if (at.empty()) continue;
+    lines[cls] = at;
+    for (auto& d : where_in_source(cls, at, file, source)) r.details.push_back(std::move(d));
+  }
+  r.data["lines"] = lines;
   return r;
 }
 
@@ -115,7 +155,27 @@ CheckResult LabGrader::check_ptxas(const Check& c) {
   } else {
     r.status = Outcome::fail;
     r.summary = c.kernel + ": " + join(bad, "; ");
-    if (kr.stack_frame > 0 || kr.spill_stores > 0) r.symptom = Symptom::local_memory;
+    if (kr.stack_frame > 0 || kr.spill_stores > 0) {
+      r.symptom = Symptom::local_memory;
+      // An array the kernel indexes at run time is in local memory in the PTX already, line by line;
+      // a spill is ptxas' own choice, made after the PTX, and has no line there.
+      const auto k = ptx_.kernels.find(c.kernel);
+      std::vector<int> lines;
+      if (k != ptx_.kernels.end()) {
+        const std::string file = student_file_name();
+        for (const char* cls : {"ld.local", "st.local"})
+          for (int n : source_lines_of(ptx_, k->second, cls, file)) lines.push_back(n);
+        std::sort(lines.begin(), lines.end());
+        lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
+        if (!lines.empty()) {
+          std::vector<std::string> numbers;
+          for (int n : lines) numbers.push_back(std::to_string(n));
+          r.details.push_back("local memory (ld.local, st.local in the PTX) at " + file +
+                              (lines.size() == 1 ? " line " : " lines ") + in_a_sentence(numbers));
+        }
+      }
+      r.data["local_memory_lines"] = lines;
+    }
   }
   return r;
 }

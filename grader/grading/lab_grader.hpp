@@ -40,6 +40,8 @@ class LabGrader {
   std::vector<CheckResult> grade_step(const Step& step);
   CheckResult check_ptx(const Check& c);
   CheckResult check_ptxas(const Check& c);
+  std::string student_source() const;     // kernel.cu as submitted, to quote a line a check points at
+  std::string student_file_name() const;  // "kernel.cu"
   CheckResult check_correct(const Check& c);
   CheckResult case_did_not_run(const Check& c, const std::string& case_name);
   static std::optional<CheckResult> inputs_touched(const Check& c, const memlabs::CaseReport& got);

@@ -115,15 +115,35 @@ void collect_symbols(const std::string& operands, std::set<std::string>& out) {
   }
 }
 
+// ".loc 1 17 5" or ".loc 1 17 5, function_name $L__info_string0, inlined_at 1 30 10".
+PtxLocation parse_loc(const std::string& directive) {
+  PtxLocation at;
+  std::istringstream in(directive.substr(4));
+  in >> at.file >> at.line;
+  if (!in) return {};
+  const auto inlined = directive.find("inlined_at");
+  if (inlined != std::string::npos) {
+    std::istringstream rest(directive.substr(inlined + 10));
+    rest >> at.inlined_at_file >> at.inlined_at_line;
+    if (!rest) at.inlined_at_file = at.inlined_at_line = 0;
+  }
+  return at;
+}
+
 // A body is ';'-terminated statements among braces, labels and directives;
-// only .loc lines end without a ';', so they go first.
+// only .loc lines end without a ';': given one, each is a statement too, and
+// says where the instructions after it came from.
 void parse_body(const std::string& body, PtxFunction& fn) {
   std::string text;
   std::istringstream lines(body);
   for (std::string line; std::getline(lines, line);) {
     const std::string t = trim(line);
-    if (!starts_with(t, ".loc") && !starts_with(t, ".file")) text += line + '\n';
+    if (starts_with(t, ".loc"))
+      text += t + ";\n";
+    else if (!starts_with(t, ".file"))
+      text += line + '\n';
   }
+  PtxLocation at;
   std::size_t start = 0;
   while (start < text.size()) {
     auto end = text.find(';', start);
@@ -145,6 +165,7 @@ void parse_body(const std::string& body, PtxFunction& fn) {
         stripped = true;
       }
     }
+    if (starts_with(stmt, ".loc")) at = parse_loc(stmt);
     if (stmt.empty() || stmt[0] == '.') continue;
     if (stmt[0] == '@') {  // predicate guard, e.g. "@%p1 bra $L__BB0_2"
       const auto ws = stmt.find_first_of(" \t\n");
@@ -153,6 +174,7 @@ void parse_body(const std::string& body, PtxFunction& fn) {
     }
     const auto ws = stmt.find_first_of(" \t\n");
     fn.instructions.push_back(stmt.substr(0, ws));
+    fn.locations.push_back(at);
     fn.statements.push_back({stmt.substr(0, ws), ws == std::string::npos ? "" : trim(stmt.substr(ws))});
     if (ws != std::string::npos) collect_symbols(stmt.substr(ws), fn.symbols);
   }
@@ -176,6 +198,16 @@ struct ModuleVariable {
   enum Space { kGlobal, kConst, kExternShared } space;
   bool is_array = false;  // "name[N]": an array, not a scalar such as a counter or a pointer
 };
+
+// '.file 1 "/path/kernel.cu"', perhaps with ", timestamp, size" after the name.
+void parse_file_entry(const std::string& line, std::map<int, std::string>& files) {
+  std::istringstream in(line.substr(5));
+  int index = 0;
+  if (!(in >> index)) return;
+  const auto open = line.find('"');
+  const auto close = open == std::string::npos ? open : line.find('"', open + 1);
+  if (close != std::string::npos) files[index] = line.substr(open + 1, close - open - 1);
+}
 
 // A module-scope declaration, e.g. ".global .align 4 .b8 dev_arr[4096]".
 void parse_declaration(const std::string& header, std::vector<ModuleVariable>& vars) {
@@ -253,12 +285,15 @@ PtxModule parse_ptx(const std::string& text) {
   const std::string src = strip_comments(text);
   std::vector<PtxFunction> functions;
   std::vector<ModuleVariable> variables;
+  std::map<int, std::string> files;
 
   std::size_t i = 0;
   while ((i = src.find_first_not_of(" \t\r\n", i)) != std::string::npos) {
     const std::string word = src.substr(i, src.find_first_of(" \t\r\n", i) - i);
     if (word == ".version" || word == ".target" || word == ".address_size" || word == ".file") {
-      i = src.find('\n', i);  // these end at the line, without a ';'
+      const auto end = src.find('\n', i);  // these end at the line, without a ';'
+      if (word == ".file") parse_file_entry(src.substr(i, end == std::string::npos ? end : end - i), files);
+      i = end;
       continue;
     }
     std::size_t j = i;
@@ -296,6 +331,7 @@ PtxModule parse_ptx(const std::string& text) {
   }
 
   PtxModule module;
+  module.files = std::move(files);
   std::map<std::string, const ModuleVariable*> variable_by_ptx_name;
   for (const auto& v : variables) {
     variable_by_ptx_name[v.ptx_name] = &v;
@@ -322,6 +358,7 @@ PtxModule parse_ptx(const std::string& text) {
     for (std::size_t r = 0; r < reached.size(); ++r) {
       const PtxFunction& f = *reached[r];
       k.instructions.insert(k.instructions.end(), f.instructions.begin(), f.instructions.end());
+      k.locations.insert(k.locations.end(), f.locations.begin(), f.locations.end());
       const AddressUse use = trace_addresses(f, global_arrays);
       for (const auto& v : use.arrays) append_unique(k.accessed_global_variables, demangle_kernel_name(v));
       k.pointer_accesses += use.pointer_accesses;
@@ -339,6 +376,7 @@ PtxModule parse_ptx(const std::string& text) {
     if (!inserted) {
       auto& into = it->second;
       into.instructions.insert(into.instructions.end(), k.instructions.begin(), k.instructions.end());
+      into.locations.insert(into.locations.end(), k.locations.begin(), k.locations.end());
       for (const auto& v : k.variables) append_unique(into.variables, v);
       for (const auto& v : k.accessed_global_variables) append_unique(into.accessed_global_variables, v);
       into.pointer_accesses += k.pointer_accesses;
@@ -369,6 +407,25 @@ int count_instruction(const PtxKernel& kernel, const std::string& instruction_cl
     return 1;
   return static_cast<int>(std::count_if(kernel.instructions.begin(), kernel.instructions.end(),
                                         [&](const std::string& op) { return matches(op, instruction_class); }));
+}
+
+std::vector<int> source_lines_of(const PtxModule& module, const PtxKernel& kernel, const std::string& instruction_class,
+                                 const std::string& file_name) {
+  std::set<int> named;  // the .file indices of that file
+  for (const auto& [index, path] : module.files)
+    if (path == file_name || (path.size() > file_name.size() && path.compare(path.size() - file_name.size() - 1,
+                                                                             std::string::npos, "/" + file_name) == 0))
+      named.insert(index);
+  std::set<int> lines;
+  for (std::size_t i = 0; i < kernel.instructions.size() && i < kernel.locations.size(); ++i) {
+    if (!matches(kernel.instructions[i], instruction_class)) continue;
+    const PtxLocation& at = kernel.locations[i];
+    if (named.count(at.file) && at.line > 0)
+      lines.insert(at.line);
+    else if (named.count(at.inlined_at_file) && at.inlined_at_line > 0)
+      lines.insert(at.inlined_at_line);
+  }
+  return {lines.begin(), lines.end()};
 }
 
 }  // namespace grader

@@ -27,6 +27,14 @@ struct PtxStatement {
   std::string opcode, operands;
 };
 
+// Where an instruction came from, as the PTX's .loc directives say (nvcc -lineinfo):
+// a file of the module's .file table and a line in it, and for code inlined from
+// another function, the line it was inlined at. 0: not known.
+struct PtxLocation {
+  int file = 0, line = 0;
+  int inlined_at_file = 0, inlined_at_line = 0;
+};
+
 struct PtxKernel {
   std::string mangled, name;
   // Opcodes with their modifiers, e.g. "ld.shared.f32", "bar.sync",
@@ -34,6 +42,7 @@ struct PtxKernel {
   // functions it calls that were not inlined, so that a __noinline__ helper
   // cannot hide a load from a check.
   std::vector<std::string> instructions;
+  std::vector<PtxLocation> locations;  // one for each instruction
   // Module-scope variables it (or a function it calls) names, as in PtxModule.
   std::vector<std::string> variables;
   // Module-scope .global arrays (__device__ arrays) it loads from or stores
@@ -54,6 +63,7 @@ struct PtxModule {
   std::vector<std::string> global_variables;  // module-scope .global (a __device__ array)
   std::vector<std::string> const_variables;   // module-scope .const (__constant__)
   std::vector<std::string> extern_shared;     // .extern .shared declarations
+  std::map<int, std::string> files;           // the .file table: index -> path as nvcc saw it
 };
 
 PtxModule parse_ptx(const std::string& text);
@@ -75,6 +85,12 @@ const std::vector<std::string>& known_instruction_classes();
 // "extern_shared" is true when the kernel uses an .extern .shared array.
 bool has_instruction(const PtxKernel& kernel, const std::string& instruction_class);
 int count_instruction(const PtxKernel& kernel, const std::string& instruction_class);
+// The lines of the file named `file_name` (its last path component: "kernel.cu")
+// that instructions of the class came from, ascending, each once: the line
+// itself, or for code inlined from another file (a header's helper), the line
+// of that file it was inlined at. Empty without -lineinfo's .loc directives.
+std::vector<int> source_lines_of(const PtxModule& module, const PtxKernel& kernel, const std::string& instruction_class,
+                                 const std::string& file_name);
 
 // "_Z16transpose_kernelPfPKfi" -> "transpose_kernel"; namespaces stay
 // ("ns::k"), template arguments go ("tile<32>" -> "tile"). Names that are not

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "toolchain.hpp"  // find_nvcc
@@ -235,6 +236,62 @@ TEST_F(RealCompile, RuntimeIndexedArrayGetsAStackFrame) {
   EXPECT_EQ(res("register_array_kernel").stack_frame, 0);
   EXPECT_FALSE(has_instruction(ptx("register_array_kernel"), "ld.local"));
   EXPECT_FALSE(has_instruction(ptx("register_array_kernel"), "st.local"));
+}
+
+// The line of kKernels that holds `text`, counted as nvcc counts them (1: the first).
+int line_of(const std::string& text) {
+  const std::string source = kKernels;
+  const auto at = source.find(text);
+  if (at == std::string::npos) throw std::runtime_error("not in kKernels: " + text);
+  return 1 + static_cast<int>(std::count(source.begin(), source.begin() + at, '\n'));
+}
+
+TEST_F(RealCompile, LocalMemoryIsTracedToItsLines) {
+  const auto& k = ptx("local_array_kernel");
+  const std::set<int> array_lines = {line_of("a[i] = in[t * 32 + i]"), line_of("a[idx[j] & 31] += 1.f"),
+                                     line_of("s += a[i] * i")};
+  for (const char* cls : {"ld.local", "st.local"}) {
+    const auto lines = source_lines_of(*module_, k, cls, "kernel.cu");
+    ASSERT_FALSE(lines.empty()) << cls << ": no line from -lineinfo";
+    for (int n : lines) EXPECT_EQ(array_lines.count(n), 1u) << cls << " at line " << n;
+  }
+  // The runtime index is where the array must leave registers: it is named.
+  const auto stores = source_lines_of(*module_, k, "st.local", "kernel.cu");
+  EXPECT_NE(std::find(stores.begin(), stores.end(), line_of("a[idx[j] & 31] += 1.f")), stores.end());
+  EXPECT_TRUE(source_lines_of(*module_, k, "ld.local", "other.cu").empty());
+  EXPECT_TRUE(source_lines_of(*module_, ptx("register_array_kernel"), "ld.local", "kernel.cu").empty());
+}
+
+TEST(Ptx, LocationsComeFromLocDirectivesAndInlinedCodeFromWhereItWasInlined) {
+  const auto m = parse_ptx(R"(.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry _Z1kPf(.param .u64 p)
+{
+	.loc	1 5 3
+	ld.local.f32 	%f1, [%rd1];
+	.loc	2 10 1, function_name $L__info_string0, inlined_at 1 7 2
+	st.local.f32 	[%rd1], %f1;
+	.loc	1 0 3
+	ld.local.f32 	%f2, [%rd1];
+	.loc	3 9 1
+	ld.local.f32 	%f3, [%rd1];
+	ret;
+}
+	.file	1 "/tmp/x/work/src/kernel.cu"
+	.file	2 "/tmp/x/work/src/lab/lab.cuh", 1700000000, 300
+	.file	3 "/tmp/x/work/src/notkernel.cu"
+)");
+  ASSERT_EQ(m.kernels.count("k"), 1u);
+  const auto& k = m.kernels.at("k");
+  ASSERT_EQ(k.locations.size(), k.instructions.size());
+  EXPECT_EQ(m.files.at(2), "/tmp/x/work/src/lab/lab.cuh");
+  // Line 0 (code of no one line) is not named; nor is another file whose name ends the same way.
+  EXPECT_EQ(source_lines_of(m, k, "ld.local", "kernel.cu"), std::vector<int>{5});
+  // Code inlined from a header: the kernel.cu line it was inlined at.
+  EXPECT_EQ(source_lines_of(m, k, "st.local", "kernel.cu"), std::vector<int>{7});
+  EXPECT_EQ(source_lines_of(m, k, "st.local", "lab.cuh"), std::vector<int>{10});
+  EXPECT_TRUE(source_lines_of(m, k, "ld.shared", "kernel.cu").empty());
 }
 
 TEST_F(RealCompile, ReadOnlyPathIsItsOwnClass) {

@@ -16,6 +16,7 @@ struct PtxFunction {
   bool is_entry = false;
   std::vector<std::string> instructions;
   std::vector<PtxStatement> statements;  // the same, with their operands
+  std::vector<PtxLocation> locations;    // the same, where each came from
   std::set<std::string> symbols;
 };
 
