@@ -67,6 +67,23 @@ std::vector<std::string> where_in_source(const std::string& what, const std::vec
 
 }  // namespace
 
+// Where each instruction class came from, by -lineinfo's .loc directives: the
+// kernel.cu lines in r.data["lines"], each quoted in r.details.
+void LabGrader::name_source_lines(CheckResult& r, const std::string& kernel,
+                                  const std::vector<std::string>& classes) const {
+  const auto k = ptx_.kernels.find(kernel);
+  if (k == ptx_.kernels.end() || classes.empty()) return;
+  json lines = json::object();
+  const std::string file = student_file_name(), source = student_source();
+  for (const auto& cls : classes) {
+    const auto at = source_lines_of(ptx_, k->second, cls, file);
+    if (at.empty()) continue;
+    lines[cls] = at;
+    for (auto& d : where_in_source(cls, at, file, source)) r.details.push_back(std::move(d));
+  }
+  r.data["lines"] = lines;
+}
+
 // The student's file as compiled, to quote the lines a check points at.
 std::string LabGrader::student_source() const { return read_file(rep_.submission).value_or(""); }
 
@@ -114,16 +131,7 @@ CheckResult LabGrader::check_ptx(const Check& c) {
   if (!forbidden.empty()) why.push_back("still has " + join(forbidden, ", "));
   r.summary = c.kernel + " PTX: " + join(why, "; ");
   r.details = ptx_failure_details(c, ptx_, missing, forbidden_present);
-  // Where each forbidden instruction came from, by -lineinfo's .loc directives.
-  json lines = json::object();
-  const std::string file = student_file_name(), source = forbidden_present.empty() ? "" : student_source();
-  for (const auto& cls : forbidden_present) {
-    const auto at = source_lines_of(ptx_, k->second, cls, file);
-    if (at.empty()) continue;
-    lines[cls] = at;
-    for (auto& d : where_in_source(cls, at, file, source)) r.details.push_back(std::move(d));
-  }
-  r.data["lines"] = lines;
+  name_source_lines(r, c.kernel, forbidden_present);
   return r;
 }
 

@@ -283,7 +283,10 @@ CheckResult LabGrader::check_ncu(const Check& c) {
                   measure->symptom);
   if (j.status == NcuJudgement::not_measured)
     return instead_of_ncu(c, "ncu did not report every counter " + c.metric + " needs");
-  return ncu_result(c, *measure, launches, j, bound, run.kept_from);
+  CheckResult r = ncu_result(c, *measure, launches, j, bound, run.kept_from);
+  // The counters are the kernel's; the lines that have the instructions they count are where to look.
+  if (r.status == Outcome::fail) name_source_lines(r, c.kernel, j.worst.look_at);
+  return r;
 }
 
 // Where ncu cannot run, the manifest's fallback grades the step and says so;

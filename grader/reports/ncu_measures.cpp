@@ -36,6 +36,8 @@ NcuValue bank_conflicts(const NcuReading& r) {
                         " over " + count(ld_req) + " requests); stores: " + readable_amount(ratio(st, st_req)) + " (" +
                         count(st) + " over " + count(st_req) + ")");
   if (ld_req + st_req == 0) out.details.push_back("the kernel executed no shared-memory loads or stores");
+  if (ld > 0) out.look_at.push_back("ld.shared");
+  if (st > 0) out.look_at.push_back("st.shared");
   return out;
 }
 
@@ -46,6 +48,12 @@ NcuValue sectors_per_request(const NcuReading& r) {
   out.details.push_back("loads: " + fixed(ratio(ld, ld_req), 1) + " sectors per request (" + count(ld) + " over " +
                         count(ld_req) + "); stores: " + fixed(ratio(st, st_req), 1) + " (" + count(st) + " over " +
                         count(st_req) + "); a warp reading 32 consecutive floats needs 4");
+  // The side worse than a warp of consecutive floats (or else the worse side) is where to look.
+  const double ld_ratio = ratio(ld, ld_req), st_ratio = ratio(st, st_req);
+  const bool loads = ld_ratio > 4 || (st_ratio <= 4 && ld_ratio >= st_ratio);
+  const bool stores = st_ratio > 4 || (ld_ratio <= 4 && st_ratio > ld_ratio);
+  if (loads) out.look_at.insert(out.look_at.end(), {"ld.global", "ld.global.nc"});
+  if (stores) out.look_at.push_back("st.global");
   return out;
 }
 
@@ -54,6 +62,7 @@ NcuValue store_sectors_per_request(const NcuReading& r) {
   NcuValue out = with_summary(value, readable_amount(value), r);
   out.details.push_back(count(r.v[0]) + " sectors over " + count(r.v[1]) +
                         " store requests; a warp storing 32 consecutive floats needs 4, 32 consecutive float4s 16");
+  out.look_at.push_back("st.global");
   return out;
 }
 
@@ -67,6 +76,8 @@ NcuValue stored_bytes(const NcuReading& r) {
 NcuValue local_bytes(const NcuReading& r) {
   NcuValue out = with_summary(r.v[0] + r.v[1], count(r.v[0] + r.v[1]), r);
   out.details.push_back(count(r.v[0]) + " bytes loaded from and " + count(r.v[1]) + " bytes stored to local memory");
+  if (r.v[0] > 0) out.look_at.push_back("ld.local");
+  if (r.v[1] > 0) out.look_at.push_back("st.local");
   return out;
 }
 
@@ -94,11 +105,17 @@ NcuValue loads_per_stored_value(const NcuReading& r, const std::string& space) {
   return out;
 }
 NcuValue shared_loads_per_stored_value(const NcuReading& r) { return loads_per_stored_value(r, "shared-memory"); }
-NcuValue global_loads_per_stored_value(const NcuReading& r) { return loads_per_stored_value(r, "global-memory"); }
+NcuValue global_loads_per_stored_value(const NcuReading& r) {
+  NcuValue out = loads_per_stored_value(r, "global-memory");
+  out.look_at = {"ld.global", "ld.global.nc"};
+  return out;
+}
 
 NcuValue shared_instructions(const NcuReading& r) {
   NcuValue out = with_summary(r.v[0] + r.v[1], count(r.v[0] + r.v[1]), r);
   out.details.push_back(count(r.v[0]) + " shared-memory load and " + count(r.v[1]) + " store instructions (per warp)");
+  if (r.v[0] > 0) out.look_at.push_back("ld.shared");
+  if (r.v[1] > 0) out.look_at.push_back("st.shared");
   return out;
 }
 
@@ -107,6 +124,9 @@ NcuValue non_constant_loads(const NcuReading& r) {
   NcuValue out = with_summary(value, readable_amount(value), r);
   out.details.push_back("load instructions (per warp): global " + count(r.v[0]) + ", local " + count(r.v[1]) +
                         ", shared " + count(r.v[2]) + ", over " + count(r.elements) + " output elements");
+  if (r.v[0] > 0) out.look_at.insert(out.look_at.end(), {"ld.global", "ld.global.nc"});
+  if (r.v[1] > 0) out.look_at.push_back("ld.local");
+  if (r.v[2] > 0) out.look_at.push_back("ld.shared");
   return out;
 }
 

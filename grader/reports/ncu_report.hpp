@@ -20,6 +20,9 @@ struct NcuValue {
   double value = 0;
   std::string summary;               // "31.0 bank conflicts per shared-memory request"
   std::vector<std::string> details;  // the counters it came from
+  // The PTX instruction classes the cost came from ("ld.shared" for conflicts on
+  // loads), so a failing check can name the kernel.cu lines that have them.
+  std::vector<std::string> look_at;
 };
 
 struct NcuMeasure;

@@ -40,6 +40,8 @@ TEST(NcuReport, UnpaddedTileHas31ConflictsPerRequestAndThePaddedNone) {
   EXPECT_NE(unpadded.details[0].find("loads: 31.0 conflicts per request"), std::string::npos) << unpadded.details[0];
   EXPECT_NE(unpadded.details[0].find("stores: 0.0"), std::string::npos);
   EXPECT_EQ(measure("h100-ncu-ref-lab07-bank-conflicts.csv", "shared_bank_conflicts_per_request").value, 0);
+  // Where to look: the conflicts are the loads', so the lines of the kernel's shared loads.
+  EXPECT_EQ(unpadded.look_at, std::vector<std::string>{"ld.shared"});
 }
 
 TEST(NcuReport, ProfiledLaunchIsNamedAndItsGridCounted) {
@@ -177,12 +179,15 @@ TEST(NcuReport, ColumnWalkNeedsFourTimesTheSectorsOfTheCoalescedKernel) {
   EXPECT_NEAR(rows.value, 3.25, 0.01);   // (294912 + 131072) / (98304 + 32768)
   EXPECT_NEAR(walk.value, 17.25, 0.01);  // (1212416 + 1048576) / (98304 + 32768)
   EXPECT_NE(walk.details[0].find("stores: 32.0"), std::string::npos) << walk.details[0];
+  // Both sides are worse than a warp of consecutive floats (12.3 and 32 sectors per request).
+  EXPECT_EQ(walk.look_at, (std::vector<std::string>{"ld.global", "ld.global.nc", "st.global"}));
 }
 
 TEST(NcuReport, LocalMemoryBytesAreCounted) {
   const auto ring = measure("h100-ncu-l01-ring.csv", "local_memory_bytes");
   EXPECT_EQ(ring.value, 33554432.0 + 1572864.0);
   EXPECT_EQ(ring.summary, "35127296 bytes of local-memory traffic");
+  EXPECT_EQ(ring.look_at, (std::vector<std::string>{"ld.local", "st.local"}));
 }
 
 TEST(NcuReport, NoLaunchOfTheKernelListsTheKernelsThatRan) {
