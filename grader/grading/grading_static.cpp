@@ -131,7 +131,19 @@ CheckResult LabGrader::check_ptx(const Check& c) {
   if (!forbidden.empty()) why.push_back("still has " + join(forbidden, ", "));
   r.summary = c.kernel + " PTX: " + join(why, "; ");
   r.details = ptx_failure_details(c, ptx_, missing, forbidden_present);
-  name_source_lines(r, c.kernel, forbidden_present);
+  // Where the forbidden instructions are, and for a missing one the instructions in its place.
+  static const std::map<std::string, std::vector<std::string>> kInItsPlace = {
+      {"ld.global.nc", {"ld.global"}},
+      {"ld.const", {"ld.global", "ld.global.nc", "ld.shared"}},
+      {"tex", {"ld.global", "ld.global.nc", "ld.generic"}},
+      {"global_variable", {"pointer_access"}},
+  };
+  std::vector<std::string> look_at = forbidden_present;
+  for (const auto& cls : missing)
+    if (auto it = kInItsPlace.find(cls); it != kInItsPlace.end())
+      for (const auto& instead : it->second)
+        if (std::find(look_at.begin(), look_at.end(), instead) == look_at.end()) look_at.push_back(instead);
+  name_source_lines(r, c.kernel, look_at);
   return r;
 }
 

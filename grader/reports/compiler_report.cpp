@@ -362,6 +362,8 @@ PtxModule parse_ptx(const std::string& text) {
       const AddressUse use = trace_addresses(f, global_arrays);
       for (const auto& v : use.arrays) append_unique(k.accessed_global_variables, demangle_kernel_name(v));
       k.pointer_accesses += use.pointer_accesses;
+      k.pointer_access_locations.insert(k.pointer_access_locations.end(), use.pointer_access_locations.begin(),
+                                        use.pointer_access_locations.end());
       for (const auto& sym : f.symbols) {
         if (auto v = variable_by_ptx_name.find(sym); v != variable_by_ptx_name.end()) {
           append_unique(k.variables, demangle_kernel_name(sym));
@@ -380,6 +382,8 @@ PtxModule parse_ptx(const std::string& text) {
       for (const auto& v : k.variables) append_unique(into.variables, v);
       for (const auto& v : k.accessed_global_variables) append_unique(into.accessed_global_variables, v);
       into.pointer_accesses += k.pointer_accesses;
+      into.pointer_access_locations.insert(into.pointer_access_locations.end(), k.pointer_access_locations.begin(),
+                                           k.pointer_access_locations.end());
       into.uses_extern_shared = into.uses_extern_shared || k.uses_extern_shared;
     }
   }
@@ -417,14 +421,16 @@ std::vector<int> source_lines_of(const PtxModule& module, const PtxKernel& kerne
                                                                              std::string::npos, "/" + file_name) == 0))
       named.insert(index);
   std::set<int> lines;
-  for (std::size_t i = 0; i < kernel.instructions.size() && i < kernel.locations.size(); ++i) {
-    if (!matches(kernel.instructions[i], instruction_class)) continue;
-    const PtxLocation& at = kernel.locations[i];
+  const auto add = [&](const PtxLocation& at) {
     if (named.count(at.file) && at.line > 0)
       lines.insert(at.line);
     else if (named.count(at.inlined_at_file) && at.inlined_at_line > 0)
       lines.insert(at.inlined_at_line);
-  }
+  };
+  if (instruction_class == "pointer_access")
+    for (const auto& at : kernel.pointer_access_locations) add(at);
+  for (std::size_t i = 0; i < kernel.instructions.size() && i < kernel.locations.size(); ++i)
+    if (matches(kernel.instructions[i], instruction_class)) add(kernel.locations[i]);
   return {lines.begin(), lines.end()};
 }
 

@@ -54,6 +54,7 @@ struct PtxKernel {
   // comes from a pointer the kernel was handed or read from memory: with
   // accessed_global_variables, whether its data lives in __device__ arrays only.
   int pointer_accesses = 0;
+  std::vector<PtxLocation> pointer_access_locations;  // where each came from
   bool uses_extern_shared = false;
 };
 
@@ -86,7 +87,7 @@ const std::vector<std::string>& known_instruction_classes();
 bool has_instruction(const PtxKernel& kernel, const std::string& instruction_class);
 int count_instruction(const PtxKernel& kernel, const std::string& instruction_class);
 // The lines of the file named `file_name` (its last path component: "kernel.cu")
-// that instructions of the class came from, ascending, each once: the line
+// that instructions of the class came from ("pointer_access" too), ascending, each once: the line
 // itself, or for code inlined from another file (a header's helper), the line
 // of that file it was inlined at. Empty without -lineinfo's .loc directives.
 std::vector<int> source_lines_of(const PtxModule& module, const PtxKernel& kernel, const std::string& instruction_class,

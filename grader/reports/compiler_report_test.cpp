@@ -276,6 +276,9 @@ TEST(Ptx, LocationsComeFromLocDirectivesAndInlinedCodeFromWhereItWasInlined) {
 	ld.local.f32 	%f2, [%rd1];
 	.loc	3 9 1
 	ld.local.f32 	%f3, [%rd1];
+	ld.param.u64 	%rd2, [p];
+	.loc	1 12 2
+	ld.global.f32 	%f4, [%rd2];
 	ret;
 }
 	.file	1 "/tmp/x/work/src/kernel.cu"
@@ -292,6 +295,9 @@ TEST(Ptx, LocationsComeFromLocDirectivesAndInlinedCodeFromWhereItWasInlined) {
   EXPECT_EQ(source_lines_of(m, k, "st.local", "kernel.cu"), std::vector<int>{7});
   EXPECT_EQ(source_lines_of(m, k, "st.local", "lab.cuh"), std::vector<int>{10});
   EXPECT_TRUE(source_lines_of(m, k, "ld.shared", "kernel.cu").empty());
+  // A load through the pointer the kernel was handed.
+  EXPECT_EQ(source_lines_of(m, k, "pointer_access", "kernel.cu"), std::vector<int>{12});
+  EXPECT_EQ(source_lines_of(m, k, "ld.global", "kernel.cu"), std::vector<int>{12});
 }
 
 TEST_F(RealCompile, ReadOnlyPathIsItsOwnClass) {

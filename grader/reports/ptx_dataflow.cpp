@@ -120,7 +120,8 @@ AddressUse trace_addresses(const PtxFunction& fn, const std::set<std::string>& a
     }
   }
   AddressUse use;
-  for (const auto& st : fn.statements) {
+  for (std::size_t i = 0; i < fn.statements.size(); ++i) {
+    const PtxStatement& st = fn.statements[i];
     if (!is_memory_access(st.opcode) || !moves_data(st.opcode)) continue;
     const std::string space = space_of(st.opcode);
     // Shared, local, constant and parameter memory are the kernel's own workspace.
@@ -130,7 +131,10 @@ AddressUse trace_addresses(const PtxFunction& fn, const std::set<std::string>& a
       const auto from = origins_of(op);
       for (const auto& o : from)
         if (o != kPointer) use.arrays.insert(o);
-      if (from.count(kPointer) && !own_workspace) ++use.pointer_accesses;
+      if (from.count(kPointer) && !own_workspace) {
+        ++use.pointer_accesses;
+        if (i < fn.locations.size()) use.pointer_access_locations.push_back(fn.locations[i]);
+      }
     }
   }
   return use;

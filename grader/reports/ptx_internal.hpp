@@ -31,6 +31,7 @@ std::string normalize_opcode(const std::string& op);
 struct AddressUse {
   std::set<std::string> arrays;  // module-scope arrays loaded from or stored to through their own address
   int pointer_accesses = 0;      // loads and stores through a pointer handed in or read from memory
+  std::vector<PtxLocation> pointer_access_locations;  // where each of those came from
 };
 AddressUse trace_addresses(const PtxFunction& fn, const std::set<std::string>& arrays);
 
