@@ -6,6 +6,9 @@
 # Usage: start-local-slurm.sh STATE_DIR [OWNER_PID]
 # With OWNER_PID, a watcher stops the cluster once that process is gone, so a
 # test killed at its timeout (no TearDown) leaves no daemons behind.
+# With GPUS=N, the node has N GPUs as generic resources (gres/gpu, the files
+# /dev/nvidia0 to N-1, or GPU_DEVICE_FILES), so `--gres=gpu:1` gives each task
+# one GPU of its own (Slurm sets its CUDA_VISIBLE_DEVICES).
 set -euo pipefail
 dir=${1:?usage: start-local-slurm.sh STATE_DIR [OWNER_PID]}
 owner=${2:-}
@@ -37,6 +40,15 @@ munged --force --key-file="$dir/munge/munge.key" --socket="$dir/munge/munge.sock
   --pid-file="$dir/munge/munged.pid" --log-file="$dir/log/munged.log" --seed-file="$dir/munge/munged.seed"
 
 mem=100
+gpus=${GPUS:-0} gres_types="" node_gres=""
+if ((gpus > 0)); then
+  files=(${GPU_DEVICE_FILES:-})
+  ((${#files[@]} > 0)) || for ((i = 0; i < gpus; ++i)); do files+=("/dev/nvidia$i"); done
+  : >"$dir/gres.conf"
+  for f in "${files[@]:0:gpus}"; do echo "NodeName=localhost Name=gpu File=$f" >>"$dir/gres.conf"; done
+  gres_types="GresTypes=gpu"
+  node_gres="Gres=gpu:$gpus"
+fi
 cat > "$dir/slurm.conf" <<CONF
 ClusterName=graderci
 SlurmctldHost=localhost(127.0.0.1)
@@ -65,7 +77,8 @@ SlurmctldLogFile=$dir/log/slurmctld.log
 SlurmdLogFile=$dir/log/slurmd.log
 SlurmctldDebug=info
 SlurmdDebug=info
-NodeName=localhost NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=$mem State=UNKNOWN
+$gres_types
+NodeName=localhost NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=$mem $node_gres State=UNKNOWN
 PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 CONF
 
