@@ -2,7 +2,8 @@
 //
 // A measurement here is a number with a unit of time (s, ms, µs, us, ns,
 // cycles), of rate (GB/s, TB/s, GFLOP/s, TFLOP/s), a ratio (×, x, "N times
-// faster"/"slower"/"as"/"the"/"more"/"less") or a percentage, in the
+// faster"/"slower"/"as"/"the"/"more"/"less", N in digits or a word from two to
+// twelve, and "twice as") or a percentage, in the
 // lesson's prose or in its hints. It is backed when a source the lesson names
 // holds a value that rounds to it at the precision the lesson writes (4.93
 // from 4.925, 48 % from 48.0). The sources are the lab's block of each

@@ -32,6 +32,17 @@ TEST(StatedNumbers, ReadsSecondsNanosecondsCyclesAndRatiosInWords) {
   EXPECT_EQ(values(v), (std::vector<std::string>{"2.3s", "480ns", "700cycles", "663times", "2times"}));
 }
 
+// Ratios in words are read as the number they name; counts in words are not.
+TEST(StatedNumbers, ReadsRatiosWrittenInWords) {
+  const auto v = stated_numbers(
+      "About three times slower than prefetching.\nIt runs twice as fast; Ten times the bandwidth.\n"
+      "Run it three times; the twelve threads; twice the registers; a fourth time; seventy times faster.\n",
+      "README.md");
+  EXPECT_EQ(values(v), (std::vector<std::string>{"3times", "2times", "10times"}));
+  EXPECT_EQ(v[0].where, "README.md:1");
+  EXPECT_EQ(v[2].where, "README.md:2");
+}
+
 // A count in words, a plural and a size are not.
 TEST(StatedNumbers, CountsPluralsAndWordsAfterANumberAreNotSeconds) {
   const auto v = stated_numbers("Run it 3 times; 32 samples, the 1990s, 5 steps, 10 seconds of 8 sets.\n", "README.md");
@@ -101,6 +112,15 @@ TEST_F(NumbersLesson, FailsANumberNoNamedRunHolds) {
   EXPECT_NE(i.details[0].find("README.md:4: 9.99 ×"), std::string::npos) << i.details[0];
   EXPECT_NE(i.details[1].find("1.26 ×"), std::string::npos);
   EXPECT_NE(i.details[2].find("lab.json step 2 hint 3: 93.2 %"), std::string::npos) << i.details[2];
+}
+
+// A ratio in words is held to the runs as one in digits: 2.32 is "two times", nothing is seven.
+TEST_F(NumbersLesson, ARatioInWordsNeedsARunThatRoundsToIt) {
+  const std::string readme = table + "The reference is about two times faster.\n\nA tile is seven times faster.\n";
+  const LintItem i = lint_lesson_numbers(readme, {}, "lab01-x", root);
+  ASSERT_EQ(i.status, LintStatus::fail);
+  ASSERT_EQ(i.details.size(), 2u);
+  EXPECT_NE(i.details[0].find("README.md:6: 7 times"), std::string::npos) << i.details[0];
 }
 
 TEST_F(NumbersLesson, ALessonWithoutMeasurementsPasses) {
