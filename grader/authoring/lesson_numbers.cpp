@@ -157,15 +157,14 @@ std::set<std::string> named_measurements(const std::string& text) {
 // fast". "Run it three times" is a count, as with digits; "twice the registers"
 // and "half the threads" are too often a plain fact to read as a measurement.
 struct WordRatio {
-  std::size_t start, end;  // the word, in the text
+  std::size_t start, end;  // the phrase ("three times", "twice as"), in the text
   std::string value;
 };
 std::vector<WordRatio> ratios_in_words(const std::string& s) {
   static const std::vector<std::pair<std::string, std::string>> kWords = {
       {"two", "2"},   {"three", "3"}, {"four", "4"}, {"five", "5"},    {"six", "6"},     {"seven", "7"},
       {"eight", "8"}, {"nine", "9"},  {"ten", "10"}, {"eleven", "11"}, {"twelve", "12"}, {"twice", "2"}};
-  std::string lower = s;
-  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = grader::lower(s);
   std::vector<WordRatio> out;
   for (const auto& [word, value] : kWords)
     for (std::size_t at = lower.find(word); at != std::string::npos; at = lower.find(word, at + 1)) {
@@ -173,12 +172,29 @@ std::vector<WordRatio> ratios_in_words(const std::string& s) {
       if ((at > 0 && is_word_char(lower[at - 1])) || (end < lower.size() && is_word_char(lower[end]))) continue;
       std::size_t k = end;
       while (k < lower.size() && lower[k] == ' ') ++k;
-      const bool ratio = word == "twice" ? lower.compare(k, 3, "as ") == 0
-                                         : lower.compare(k, 5, "times") == 0 && compares_after(lower, k + 5);
-      if (ratio) out.push_back({at, end, value});
+      if (word == "twice" ? lower.compare(k, 3, "as ") == 0
+                          : lower.compare(k, 5, "times") == 0 && compares_after(lower, k + 5))
+        out.push_back({at, k + (word == "twice" ? 2 : 5), value});
     }
   std::sort(out.begin(), out.end(), [](const WordRatio& a, const WordRatio& b) { return a.start < b.start; });
   return out;
+}
+
+// The number stated at text[start, end) (its unit included), with where it is
+// and the words around it; `prose` is the text as prose_only left it.
+StatedNumber stated_at(const std::string& text, const std::string& prose, std::size_t start, std::size_t end,
+                       const std::string& value, const std::string& unit, const std::string& where_prefix,
+                       bool line_numbers) {
+  StatedNumber n;
+  n.value = value;
+  n.unit = unit;
+  n.where = where_prefix;
+  if (line_numbers) n.where += ":" + std::to_string(1 + std::count(prose.begin(), prose.begin() + start, '\n'));
+  const std::size_t from = start > 50 ? start - 50 : 0;
+  n.context = trim(text.substr(from, end - from + 20));
+  for (auto& c : n.context)
+    if (c == '\n') c = ' ';
+  return n;
 }
 
 }  // namespace
@@ -186,18 +202,8 @@ std::vector<WordRatio> ratios_in_words(const std::string& s) {
 std::vector<StatedNumber> stated_numbers(const std::string& text, const std::string& where_prefix, bool line_numbers) {
   const std::string s = prose_only(text);
   std::vector<StatedNumber> out;
-  for (const auto& w : ratios_in_words(s)) {
-    StatedNumber n;
-    n.value = w.value;
-    n.unit = "times";
-    n.where = where_prefix;
-    if (line_numbers) n.where += ":" + std::to_string(1 + std::count(s.begin(), s.begin() + w.start, '\n'));
-    const std::size_t from = w.start > 50 ? w.start - 50 : 0;
-    n.context = trim(text.substr(from, w.end - from + 30));
-    for (auto& c : n.context)
-      if (c == '\n') c = ' ';
-    out.push_back(n);
-  }
+  for (const auto& w : ratios_in_words(s))
+    out.push_back(stated_at(text, s, w.start, w.end, w.value, "times", where_prefix, line_numbers));
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (!std::isdigit(static_cast<unsigned char>(s[i]))) continue;
     // A number starts after a space, a bracket or punctuation: not inside
@@ -216,16 +222,7 @@ std::vector<StatedNumber> stated_numbers(const std::string& text, const std::str
     if (unit == "s" && k == j) continue;  // "1990s", "4s" of a count: seconds are written "2.3 s"
     if ((unit == "×" || unit == "x") && (followed_by_factor(s, k + unit.size()) || preceded_by_factor(s, start)))
       continue;
-    StatedNumber n;
-    n.value = value;
-    n.unit = unit;
-    n.where = where_prefix;
-    if (line_numbers) n.where += ":" + std::to_string(1 + std::count(s.begin(), s.begin() + start, '\n'));
-    const std::size_t from = start > 50 ? start - 50 : 0;
-    n.context = trim(text.substr(from, k + unit.size() - from + 20));
-    for (auto& c : n.context)
-      if (c == '\n') c = ' ';
-    out.push_back(n);
+    out.push_back(stated_at(text, s, start, k + unit.size(), value, unit, where_prefix, line_numbers));
   }
   return out;
 }

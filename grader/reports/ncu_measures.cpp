@@ -48,12 +48,12 @@ NcuValue sectors_per_request(const NcuReading& r) {
   out.details.push_back("loads: " + fixed(ratio(ld, ld_req), 1) + " sectors per request (" + count(ld) + " over " +
                         count(ld_req) + "); stores: " + fixed(ratio(st, st_req), 1) + " (" + count(st) + " over " +
                         count(st_req) + "); a warp reading 32 consecutive floats needs 4");
-  // The side worse than a warp of consecutive floats (or else the worse side) is where to look.
+  // Where to look: each side worse than a warp of consecutive floats (4 sectors), else the worse side.
   const double ld_ratio = ratio(ld, ld_req), st_ratio = ratio(st, st_req);
-  const bool loads = ld_ratio > 4 || (st_ratio <= 4 && ld_ratio >= st_ratio);
-  const bool stores = st_ratio > 4 || (ld_ratio <= 4 && st_ratio > ld_ratio);
-  if (loads) out.look_at.insert(out.look_at.end(), {"ld.global", "ld.global.nc"});
-  if (stores) out.look_at.push_back("st.global");
+  const bool either = ld_ratio > 4 || st_ratio > 4;
+  if (either ? ld_ratio > 4 : ld_ratio >= st_ratio)
+    out.look_at.insert(out.look_at.end(), {"ld.global", "ld.global.nc"});
+  if (either ? st_ratio > 4 : st_ratio > ld_ratio) out.look_at.push_back("st.global");
   return out;
 }
 
