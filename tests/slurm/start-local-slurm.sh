@@ -82,6 +82,18 @@ NodeName=localhost NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=$mem $node_gres S
 PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 CONF
 
+# slurmd sets up cgroups for its job steps through systemd's D-Bus where it finds
+# cgroup v2; a container has no systemd, so it makes the folders itself, under a
+# system.slice that must exist (seen on a GPU machine's container: slurmd stopped
+# with "Could not create scope directory .../system.slice/..._slurmstepd.scope").
+cat > "$dir/cgroup.conf" <<CONF
+IgnoreSystemd=yes
+IgnoreSystemdOnFailure=yes
+CONF
+if [[ -f /sys/fs/cgroup/cgroup.controllers && ! -d /sys/fs/cgroup/system.slice ]]; then
+  mkdir /sys/fs/cgroup/system.slice 2>/dev/null || true
+fi
+
 export SLURM_CONF="$dir/slurm.conf"
 if [ -n "$owner" ]; then
   stop_script="$(cd "$(dirname "$0")" && pwd)/stop-local-slurm.sh"
