@@ -192,13 +192,14 @@ TEST_P(StaticLab, SkeletonBuilds) {
   ASSERT_TRUE(g.out.is_object()) << g.raw << g.err;
   EXPECT_NE(g.exit_code, 3) << g.out.dump(1);
   EXPECT_TRUE(g.out["build"]["student"]["ok"].get<bool>());
-  // A ptx check that fails on an instruction it forbids (lab01's skeleton: ld.local) names
-  // the lines of kernel.cu that instruction came from, each a line the file has.
+  // A failing ptx check names lines of kernel.cu, each a line the file has: those a forbidden
+  // instruction came from (lab01's skeleton: ld.local), those in a missing one's place (lab07's
+  // global loads where the tile belongs), or where the kernel is.
   std::ifstream skeleton(kRoot / "labs" / GetParam() / "kernel.cu");
   const auto skeleton_lines = std::count(std::istreambuf_iterator<char>(skeleton), {}, '\n');
   for (const auto& step : g.out["steps"])
     for (const auto& c : step["checks"]) {
-      if (c["kind"] != "ptx" || c["status"] != "fail" || c["data"]["forbidden"].empty()) continue;
+      if (c["kind"] != "ptx" || c["status"] != "fail") continue;
       ASSERT_TRUE(c["data"].contains("lines") && !c["data"]["lines"].empty()) << c.dump(1);
       for (const auto& [cls, lines] : c["data"]["lines"].items())
         for (const auto& n : lines) EXPECT_TRUE(n.get<int>() >= 1 && n.get<int>() <= skeleton_lines) << cls << " " << n;
@@ -246,6 +247,19 @@ TEST_P(StaticFixture, StaticVerdict) {
   const auto g = run_grader({"grade", f.lab, "--submission", f.file.string()}, true);
   ASSERT_TRUE(g.out.is_object()) << g.raw << g.err;
   EXPECT_EQ(grader::static_verdict_mismatch(g.out, g.exit_code, e), "") << f.file;
+  // A ptx or ptxas failure says where in kernel.cu: the lines of the instructions it is about
+  // (or those in a missing one's place), else where the kernel is (an empty one, a spill).
+  if (e.kind != Expectation::step_fails || (e.check != grader::CheckKind::ptx && e.check != grader::CheckKind::ptxas))
+    return;
+  const std::string kind = grader::name_of(e.check);
+  for (const auto& step : g.out["steps"])
+    for (const auto& c : step["checks"])
+      if (step["id"] == e.step && c["kind"] == kind && c["status"] == "fail") {
+        const auto& d = c["data"];
+        const bool named = (d.contains("lines") && !d["lines"].empty()) ||
+                           (d.contains("local_memory_lines") && !d["local_memory_lines"].empty());
+        EXPECT_TRUE(named) << f.file << ": a failing " << kind << " check names no kernel.cu line\n" << c.dump(1);
+      }
 }
 
 // A class copy ships no fixtures: then these suites have no instances, which is fine.

@@ -72,7 +72,7 @@ std::vector<std::string> where_in_source(const std::string& what, const std::vec
 void LabGrader::name_source_lines(CheckResult& r, const std::string& kernel,
                                   const std::vector<std::string>& classes) const {
   const auto k = ptx_.kernels.find(kernel);
-  if (k == ptx_.kernels.end() || classes.empty()) return;
+  if (k == ptx_.kernels.end()) return;
   json lines = json::object();
   const std::string file = student_file_name(), source = student_source();
   for (const auto& cls : classes) {
@@ -81,7 +81,34 @@ void LabGrader::name_source_lines(CheckResult& r, const std::string& kernel,
     lines[cls] = at;
     for (auto& d : where_in_source(cls, at, file, source)) r.details.push_back(std::move(d));
   }
+  if (lines.empty()) name_kernel_lines(r, k->second, lines);
   r.data["lines"] = lines;
+}
+
+// No instruction of a class to point at (an empty kernel, a missing barrier in a
+// kernel with no shared memory, a spill): where the kernel is, its first and last
+// lines in lines["kernel"], its first line quoted.
+void LabGrader::name_kernel_lines(CheckResult& r, const PtxKernel& kernel, json& lines) const {
+  const std::string file = student_file_name(), source = student_source();
+  const auto at = kernel_lines_of(ptx_, kernel, file);
+  if (at.empty()) return;
+  // An empty body's one line is its closing brace: start at the line that names the
+  // kernel, a few lines up at most (for display only: the PTX says where the code is).
+  std::vector<std::string> text;
+  std::istringstream in(source);
+  for (std::string line; std::getline(in, line);) text.push_back(line);
+  int first = at.front();
+  for (int n = at.front(); n >= 1 && n > at.front() - 8 && static_cast<std::size_t>(n) <= text.size(); --n)
+    if (text[n - 1].find(kernel.name + "(") != std::string::npos) {
+      first = n;
+      break;
+    }
+  const int last = std::max(first, at.back());
+  lines["kernel"] = std::vector<int>{first, last};
+  auto quoted = where_in_source(kernel.name, {first}, file, source);
+  if (quoted.empty()) return;
+  if (last > first) quoted.front() += "  (to line " + std::to_string(last) + ")";
+  r.details.push_back(std::move(quoted.front()));
 }
 
 // The student's file as compiled, to quote the lines a check points at.
@@ -137,6 +164,10 @@ CheckResult LabGrader::check_ptx(const Check& c) {
       {"ld.const", {"ld.global", "ld.global.nc", "ld.shared"}},
       {"tex", {"ld.global", "ld.global.nc", "ld.generic"}},
       {"global_variable", {"pointer_access"}},
+      // A tile written and read with no barrier between; a tile missing, the global accesses it would stage.
+      {"bar.sync", {"st.shared", "ld.shared"}},
+      {"ld.shared", {"ld.global", "ld.global.nc"}},
+      {"st.shared", {"ld.global", "ld.global.nc"}},
   };
   std::vector<std::string> look_at = forbidden_present;
   for (const auto& cls : missing)
@@ -195,6 +226,11 @@ CheckResult LabGrader::check_ptxas(const Check& c) {
         }
       }
       r.data["local_memory_lines"] = lines;
+      if (lines.empty() && k != ptx_.kernels.end()) {
+        json where = json::object();
+        name_kernel_lines(r, k->second, where);
+        r.data["lines"] = where;
+      }
     }
   }
   return r;

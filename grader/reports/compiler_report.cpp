@@ -413,8 +413,11 @@ int count_instruction(const PtxKernel& kernel, const std::string& instruction_cl
                                         [&](const std::string& op) { return matches(op, instruction_class); }));
 }
 
-std::vector<int> source_lines_of(const PtxModule& module, const PtxKernel& kernel, const std::string& instruction_class,
-                                 const std::string& file_name) {
+namespace {
+// The lines of `file_name` that the kernel's instructions matching `wanted` came from (see source_lines_of).
+template <typename Wanted>
+std::vector<int> lines_in_file(const PtxModule& module, const PtxKernel& kernel, const std::string& file_name,
+                               bool with_pointer_accesses, Wanted wanted) {
   std::set<int> named;  // the .file indices of that file
   for (const auto& [index, path] : module.files)
     if (path == file_name || (path.size() > file_name.size() && path.compare(path.size() - file_name.size() - 1,
@@ -427,11 +430,22 @@ std::vector<int> source_lines_of(const PtxModule& module, const PtxKernel& kerne
     else if (named.count(at.inlined_at_file) && at.inlined_at_line > 0)
       lines.insert(at.inlined_at_line);
   };
-  if (instruction_class == "pointer_access")
+  if (with_pointer_accesses)
     for (const auto& at : kernel.pointer_access_locations) add(at);
   for (std::size_t i = 0; i < kernel.instructions.size() && i < kernel.locations.size(); ++i)
-    if (matches(kernel.instructions[i], instruction_class)) add(kernel.locations[i]);
+    if (wanted(kernel.instructions[i])) add(kernel.locations[i]);
   return {lines.begin(), lines.end()};
+}
+}  // namespace
+
+std::vector<int> source_lines_of(const PtxModule& module, const PtxKernel& kernel, const std::string& instruction_class,
+                                 const std::string& file_name) {
+  return lines_in_file(module, kernel, file_name, instruction_class == "pointer_access",
+                       [&](const std::string& opcode) { return matches(opcode, instruction_class); });
+}
+
+std::vector<int> kernel_lines_of(const PtxModule& module, const PtxKernel& kernel, const std::string& file_name) {
+  return lines_in_file(module, kernel, file_name, false, [](const std::string&) { return true; });
 }
 
 }  // namespace grader

@@ -92,6 +92,10 @@ int count_instruction(const PtxKernel& kernel, const std::string& instruction_cl
 // of that file it was inlined at. Empty without -lineinfo's .loc directives.
 std::vector<int> source_lines_of(const PtxModule& module, const PtxKernel& kernel, const std::string& instruction_class,
                                  const std::string& file_name);
+// Every line of that file any of the kernel's instructions came from: where the
+// kernel is, for a check that has no instruction of a class to point at (an empty
+// kernel, a missing barrier with no shared memory either, a spill: ptxas' choice).
+std::vector<int> kernel_lines_of(const PtxModule& module, const PtxKernel& kernel, const std::string& file_name);
 
 // "_Z16transpose_kernelPfPKfi" -> "transpose_kernel"; namespaces stay
 // ("ns::k"), template arguments go ("tile<32>" -> "tile"). Names that are not
