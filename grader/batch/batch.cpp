@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -21,6 +22,7 @@
 #include "child_process.hpp"
 #include "gpu_lock.hpp"
 #include "json_text.hpp"
+#include "printable.hpp"
 #include "protocol/named_enum.hpp"
 #include "sealed_run.hpp"
 #include "session.hpp"
@@ -281,6 +283,24 @@ BatchEnvironment prepare_batch_environment(const Session& session, IsolationAske
 
 namespace {
 
+// A grade stopped from outside (a Slurm job cancelled or out of time, Ctrl-C) leaves
+// no report: its last lines on stderr say what it was doing or waiting for (the GPU,
+// another grade's tool run), for the log. Made printable: a build's messages quote the submission.
+void say_what_it_was_doing(const fs::path& grade_stderr) {
+  const std::string text = read_file(grade_stderr).value_or("");
+  std::vector<std::string> lines;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    if (end > at) lines.push_back(text.substr(at, std::min<std::size_t>(end - at, 300)));
+    at = end + 1;
+  }
+  if (lines.empty()) return;
+  std::cerr << "the grade was stopped; its last words:\n";
+  for (std::size_t i = lines.size() > 5 ? lines.size() - 5 : 0; i < lines.size(); ++i)
+    std::cerr << "  " << printable(lines[i]) << "\n";
+}
+
 // One child grade of the submission into `row`; false when it could not start
 // (the row then says why). Throws Interrupted.
 bool grade_once(const Submission& s, const BatchSettings& settings, BatchRow& row, bool static_only) {
@@ -291,6 +311,7 @@ bool grade_once(const Submission& s, const BatchSettings& settings, BatchRow& ro
   const ChildResult r = run_child(o);
   std::error_code ec;
   if (r.interrupted) {
+    say_what_it_was_doing(o.stderr_file);
     fs::remove_all(*private_dir, ec);
     throw Interrupted();
   }

@@ -267,3 +267,29 @@ TEST_F(BatchDir, ARowNotGradedByTheMachineIsGradedOnceMore) {
   std::ifstream(count) >> n;
   EXPECT_EQ(n, "2") << "graded twice, no more";
 }
+
+// A grade stopped from outside (a Slurm job cancelled) leaves no report: what it said last
+// on stderr (a wait for the GPU or another grade's tool run) reaches the log, made printable.
+TEST_F(BatchDir, AStoppedGradeSaysWhatItWasDoing) {
+  write("subs/ada.cu", "// a submission\n");
+  const fs::path script = dir / "stops.sh";
+  write(script.filename(),
+        "#!/bin/sh\n"
+        "echo 'waiting for the GPU (held by another grade: pid 7)' >&2\n"
+        "printf 'a quoted \\033[2Jline\\n' >&2\n"
+        "kill -TERM $PPID\n"
+        "sleep 5\n");
+  fs::permissions(script, fs::perms::owner_all);
+  BatchSettings s;
+  s.course_root = dir;
+  s.lab = s.lab_id = "lab07";
+  s.out = dir / "out";
+  s.grader_exe = script;
+  const Submission sub = discover_submissions(dir / "subs").at(0);
+  ::testing::internal::CaptureStderr();
+  EXPECT_THROW(grade_submission(sub, s), Interrupted);
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("its last words"), std::string::npos) << said;
+  EXPECT_NE(said.find("waiting for the GPU (held by another grade: pid 7)"), std::string::npos) << said;
+  EXPECT_EQ(said.find('\033'), std::string::npos) << "a control character reached the log";
+}

@@ -61,14 +61,22 @@ std::string describe_process(long pid) {
 
 }  // namespace
 
-fs::path gpu_lock_file(const std::string& gpu_uuid) {
+namespace {
+fs::path lock_folder() {
   const char* dir = std::getenv(kGpuLockDirVar);
+  return dir && *dir ? dir : "/tmp";
+}
+}  // namespace
+
+fs::path gpu_lock_file(const std::string& gpu_uuid) {
   std::string key;
   for (char c : gpu_uuid)
     if (std::isalnum(static_cast<unsigned char>(c)) || c == '-') key += c;
   if (key.empty()) key = "0";
-  return fs::path(dir && *dir ? dir : "/tmp") / ("cuda-memory-labs-gpu-" + key + ".lock");
+  return lock_folder() / ("cuda-memory-labs-gpu-" + key + ".lock");
 }
+
+fs::path sandboxed_tools_lock_file() { return lock_folder() / "cuda-memory-labs-sandboxed-tools.lock"; }
 
 void set_process_gpu_lock(const fs::path& file) { g_process_lock = file; }
 const fs::path& process_gpu_lock() { return g_process_lock; }
@@ -248,6 +256,14 @@ ProfilerTurn::ProfilerTurn(memlabs::GpuUse use) {
 ProfilerTurn::~ProfilerTurn() {
   if (slot_ >= 0) ::close(slot_);
 }
+
+SandboxedToolTurn::SandboxedToolTurn()
+    : turn_(take_noting_the_wait(sandboxed_tools_lock_file(), memlabs::GpuUse::exclusive,
+                                 "waiting for another grade's tool run (a sandboxed program under a tool must be "
+                                 "the only one on the machine",
+                                 ")", "waiting for another grade's tool run")) {}
+
+SandboxedToolTurn::~SandboxedToolTurn() = default;
 
 namespace {
 fs::path& ncu_folder() {

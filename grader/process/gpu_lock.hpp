@@ -110,6 +110,24 @@ class ProfilerTurn {
 
 inline constexpr int kProfilesAtOnce = 3;
 
+// A sandboxed program is pid 2 in a pid namespace of its own, so compute-sanitizer
+// and ncu runs started side by side cannot tell their targets apart ("No
+// attachable process found", or a tool that waits out its launch timeout),
+// whichever GPU each is for. So sandboxed tool runs take turns machine-wide,
+// between grades and GPUs alike (two Slurm tasks on two GPUs of one node): an
+// exclusive turn on <GRADER_GPU_LOCK_DIR or /tmp>/cuda-memory-labs-sandboxed-tools.lock.
+std::filesystem::path sandboxed_tools_lock_file();
+class SandboxedToolTurn {
+ public:
+  SandboxedToolTurn();
+  ~SandboxedToolTurn();
+  SandboxedToolTurn(const SandboxedToolTurn&) = delete;
+  SandboxedToolTurn& operator=(const SandboxedToolTurn&) = delete;
+
+ private:
+  std::unique_ptr<GpuTurn> turn_;
+};
+
 // The folder ncu keeps its lock file in: /tmp (tests name another).
 const std::filesystem::path& ncu_lock_folder();
 void set_ncu_lock_folder(const std::filesystem::path& folder);

@@ -24,7 +24,9 @@ namespace grader {
 namespace {
 // A sandboxed program is pid 2 in a pid namespace of its own: compute-sanitizer
 // tools started at the same time cannot tell their targets apart ("No
-// attachable process found"), so sandboxed tool runs take turns.
+// attachable process found"), so sandboxed tool runs take turns: this
+// process's threads here, every process on the machine through
+// SandboxedToolTurn (gpu_lock.hpp), grades on other GPUs included.
 std::mutex g_sandboxed_tools;
 
 // A fresh folder /tmp/cuda-memory-labs-tmp-XXXXXX (short: ncu may make sockets
@@ -203,6 +205,9 @@ RunnerOutcome call_tool(const ToolCall& call) {
     // A tool times nothing: it shares the GPU (in a sandbox, only with its own
     // grade's runs: whole_grade_turns()).
     const ProcessGpuTurn turn(memlabs::GpuUse::shared);
+    // After the GPU turn: a grade waits here holding only its own GPU, so no two wait on each other.
+    std::optional<SandboxedToolTurn> machine_wide;
+    if (sandbox.mode == memlabs::IsolationMode::bwrap) machine_wide.emplace();
     const TaskPeak peak(sealed ? &*sealed : nullptr);
     out.child = run_child(o);
     most_tasks = peak.most();
