@@ -455,3 +455,20 @@ TEST_F(GpuLock, ProfilerTurnsAreOneAtATimeOnAFileBesideTheGpus) {
   { const ProfilerTurn none(GpuUse::shared); }
   EXPECT_FALSE(fs::exists(ncu));
 }
+
+// Sandboxed tool runs take turns machine-wide, not per GPU: two grades on two GPUs
+// (each with its own GPU's lock file) still run their tools one at a time.
+TEST_F(GpuLock, SandboxedToolRunsAreOneAtATimeWhateverTheGpu) {
+  ::setenv(kGpuLockDirVar, dir.c_str(), 1);
+  EXPECT_EQ(sandboxed_tools_lock_file(), dir / "cuda-memory-labs-sandboxed-tools.lock");
+  EXPECT_EQ(most_at_once([] { return std::make_unique<SandboxedToolTurn>(); }, 4), 1);
+  { const GpuTurn made(gpu_lock_file("GPU-b")); }
+  {
+    const SandboxedToolTurn held;
+    EXPECT_FALSE(other_process_can_take(sandboxed_tools_lock_file(), GpuUse::exclusive))
+        << "a grade on another GPU could start a sandboxed tool run beside this one";
+    EXPECT_TRUE(other_process_can_take(gpu_lock_file("GPU-b"), GpuUse::exclusive)) << "it holds no GPU's turn";
+  }
+  EXPECT_TRUE(other_process_can_take(sandboxed_tools_lock_file(), GpuUse::exclusive)) << "the turn was not given back";
+  ::unsetenv(kGpuLockDirVar);
+}

@@ -298,6 +298,9 @@ TEST(Ptx, LocationsComeFromLocDirectivesAndInlinedCodeFromWhereItWasInlined) {
   // A load through the pointer the kernel was handed.
   EXPECT_EQ(source_lines_of(m, k, "pointer_access", "kernel.cu"), std::vector<int>{12});
   EXPECT_EQ(source_lines_of(m, k, "ld.global", "kernel.cu"), std::vector<int>{12});
+  // Where the kernel is: every kernel.cu line any of its instructions came from.
+  EXPECT_EQ(kernel_lines_of(m, k, "kernel.cu"), (std::vector<int>{5, 7, 12}));
+  EXPECT_EQ(kernel_lines_of(m, k, "lab.cuh"), std::vector<int>{10});
 }
 
 TEST_F(RealCompile, ReadOnlyPathIsItsOwnClass) {
