@@ -38,9 +38,10 @@ std::vector<std::string> split_dots(const std::string& op) {
 // ordering, is what a check asks about (volatile shared loads are common in
 // warp reductions).
 std::string normalize_opcode(const std::string& op) {
-  if (!starts_with(op, "ld.") && !starts_with(op, "st.")) return op;
+  if (!starts_with(op, "ld.") && !starts_with(op, "st.") && !starts_with(op, "ldu.")) return op;
   const auto parts = split_dots(op);
-  std::string out = parts[0];
+  // ldu (a load the warp shares) reads memory as ld does: the same classes.
+  std::string out = parts[0] == "ldu" ? "ld" : parts[0];
   std::size_t i = 1;
   while (i < parts.size() && is_memory_qualifier(parts[i])) ++i;
   for (; i < parts.size(); ++i) out += "." + parts[i];
@@ -261,12 +262,40 @@ bool names_shared_memory(const std::string& op) {
   return false;
 }
 
+// An asynchronous copy from global into shared memory: cp.async (sm_80), cp.async.bulk
+// and cp.async.bulk.tensor (sm_90, the tensor memory accelerator). The destination's
+// space comes first, then the source's.
+bool is_async_copy_into_shared(const std::string& op) {
+  if (!starts_with(op, "cp.async.")) return false;
+  std::vector<std::string> spaces;
+  for (const auto& part : split_dots(op))
+    if (is_state_space(part)) spaces.push_back(part.substr(0, part.find("::")));
+  return spaces.size() >= 2 && spaces[0] == "shared" && spaces[1] == "global";
+}
+
+// The state space an atomic names ("global", "shared"), or "" through a generic pointer.
+std::string atomic_space(const std::string& op) {
+  const auto parts = split_dots(op);
+  if (parts[0] != "atom") return "-";
+  std::size_t i = 1;
+  while (i < parts.size() && is_memory_qualifier(parts[i])) ++i;
+  return i < parts.size() && is_state_space(parts[i]) ? parts[i].substr(0, parts[i].find("::")) : "";
+}
+
+// A class is what an instruction does to memory, whatever the instruction: an
+// asynchronous copy into shared memory writes the tile as st.shared does and reads
+// global memory as ld.global does; an atomic reads what it changes (so a kernel
+// that may not read an array cannot read it with atomicAdd(p, 0)); ldmatrix reads
+// shared memory.
 bool matches(const std::string& opcode, const std::string& cls) {
   if (cls == "bar.sync") return is_barrier_sync(opcode);
   const std::string op = normalize_opcode(opcode);
-  if (cls == "ld.generic") return is_generic_access(op, "ld");
+  if (cls == "ld.generic") return is_generic_access(op, "ld") || atomic_space(op).empty();
   if (cls == "st.generic") return is_generic_access(op, "st");
   if (cls == "shared") return names_shared_memory(op);
+  if (cls == "st.shared" && is_async_copy_into_shared(op)) return true;
+  if (cls == "ld.global" && (is_async_copy_into_shared(op) || atomic_space(op) == "global")) return true;
+  if (cls == "ld.shared" && starts_with(op, "ldmatrix.")) return true;
   if (!extends(op, cls)) return false;
   return !(cls == "ld.global" && extends(op, "ld.global.nc"));
 }

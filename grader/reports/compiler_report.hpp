@@ -80,7 +80,11 @@ PtxModule parse_ptx(const std::string& text);
 const std::vector<std::string>& known_instruction_classes();
 
 // A class matches an opcode equal to it or extending it by '.' or '::'
-// ("ld.shared" matches "ld.shared::cta.f32"). "ld.global" does not match
+// ("ld.shared" matches "ld.shared::cta.f32"), and any instruction that does the
+// same to memory: "st.shared" an asynchronous copy into shared memory (cp.async,
+// cp.async.bulk, cp.async.bulk.tensor), "ld.global" such a copy and an atomic on
+// global memory, "ld.generic" an atomic through a generic pointer, "ld.shared"
+// ldmatrix; ldu counts as ld. "ld.global" does not match
 // ld.global.nc: the read-only path is the very thing lab05 asks for, so it is a
 // class of its own. "bar.sync" also matches barrier.sync and the .cta forms.
 // "extern_shared" is true when the kernel uses an .extern .shared array.

@@ -517,6 +517,38 @@ TEST(Ptx, GenericAccessesAndSharedMemoryAreClassesOfTheirOwn) {
   EXPECT_TRUE(has_instruction(plain, "shared"));
 }
 
+// A class is what an instruction does to memory: an asynchronous copy into shared
+// memory stores the tile (an honest cp.async or TMA tile has no st.shared) and reads
+// global memory; an atomic reads what it changes; ldmatrix reads shared; ldu is a load.
+TEST(Ptx, AsyncCopiesAtomicsAndUniformLoadsCountForWhatTheyDoToMemory) {
+  PtxKernel copies;
+  copies.instructions = {"cp.async.ca.shared.global",
+                         "cp.async.cg.shared.global.L2::128B",
+                         "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
+                         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+                         "cp.async.bulk.global.shared::cta.bulk_group",
+                         "cp.async.commit_group",
+                         "cp.async.wait_group",
+                         "cp.async.mbarrier.arrive.noinc.shared.b64"};
+  EXPECT_EQ(count_instruction(copies, "st.shared"), 4) << "the four copies into shared memory, not the one out of it";
+  EXPECT_EQ(count_instruction(copies, "ld.global"), 4);
+  EXPECT_EQ(count_instruction(copies, "st.global"), 0);
+  PtxKernel reads;
+  reads.instructions = {"atom.global.add.f32",
+                        "atom.relaxed.gpu.global.or.b32",
+                        "atom.add.f32",
+                        "atom.shared.add.u32",
+                        "red.global.add.f32",
+                        "ldu.global.f32",
+                        "ldu.f32",
+                        "ldmatrix.sync.aligned.m8n8.x4.shared.b16"};
+  EXPECT_EQ(count_instruction(reads, "ld.global"), 3) << "two atomics on global memory and ldu.global";
+  EXPECT_EQ(count_instruction(reads, "ld.generic"), 2) << "the generic atomic and the generic ldu";
+  EXPECT_EQ(count_instruction(reads, "ld.shared"), 1) << "ldmatrix";
+  EXPECT_EQ(count_instruction(reads, "ld.global.nc"), 0);
+  EXPECT_EQ(count_instruction(reads, "atom"), 4);
+}
+
 // Which __device__ arrays a kernel really reads or writes: through an address
 // made from the array's own, not a pointer that was only loaded from one.
 TEST(Ptx, GlobalVariableAccessFollowsTheAddress) {
