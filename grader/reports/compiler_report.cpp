@@ -233,12 +233,15 @@ bool extends(const std::string& op, const std::string& cls) {
   return op.size() == cls.size() || op[cls.size()] == '.' || op.compare(cls.size(), 2, "::") == 0;
 }
 
+// bar.sync, barrier.sync and their .cta forms; also bar.red (__syncthreads_count,
+// _and, _or), which every thread of the block waits at as it does at bar.sync.
+// bar.arrive waits for nobody and is not one.
 bool is_barrier_sync(const std::string& op) {
   const auto parts = split_dots(op);
   if (parts[0] != "bar" && parts[0] != "barrier") return false;
   std::size_t i = 1;
   if (i < parts.size() && parts[i] == "cta") ++i;
-  return i < parts.size() && parts[i] == "sync";
+  return i < parts.size() && (parts[i] == "sync" || parts[i] == "red");
 }
 
 bool is_state_space(const std::string& part) {

@@ -86,7 +86,8 @@ const std::vector<std::string>& known_instruction_classes();
 // global memory, "ld.generic" an atomic through a generic pointer, "ld.shared"
 // ldmatrix; ldu counts as ld. "ld.global" does not match
 // ld.global.nc: the read-only path is the very thing lab05 asks for, so it is a
-// class of its own. "bar.sync" also matches barrier.sync and the .cta forms.
+// class of its own. "bar.sync" also matches barrier.sync, the .cta forms and bar.red
+// (__syncthreads_count, _and, _or), not bar.arrive.
 // "extern_shared" is true when the kernel uses an .extern .shared array.
 bool has_instruction(const PtxKernel& kernel, const std::string& instruction_class);
 int count_instruction(const PtxKernel& kernel, const std::string& instruction_class);

@@ -547,6 +547,9 @@ TEST(Ptx, AsyncCopiesAtomicsAndUniformLoadsCountForWhatTheyDoToMemory) {
   EXPECT_EQ(count_instruction(reads, "ld.shared"), 1) << "ldmatrix";
   EXPECT_EQ(count_instruction(reads, "ld.global.nc"), 0);
   EXPECT_EQ(count_instruction(reads, "atom"), 4);
+  PtxKernel barriers;  // __syncthreads_or waits as __syncthreads does; a bare arrive waits for nobody
+  barriers.instructions = {"bar.red.or.pred", "barrier.cta.red.popc.u32", "bar.arrive", "barrier.cta.arrive"};
+  EXPECT_EQ(count_instruction(barriers, "bar.sync"), 2);
 }
 
 // Which __device__ arrays a kernel really reads or writes: through an address
