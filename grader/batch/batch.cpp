@@ -16,13 +16,13 @@
 #include <iostream>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "child_grade.hpp"
 #include "child_process.hpp"
 #include "gpu_lock.hpp"
 #include "json_text.hpp"
-#include "printable.hpp"
 #include "protocol/named_enum.hpp"
 #include "sealed_run.hpp"
 #include "session.hpp"
@@ -128,7 +128,9 @@ void read_child_grade(const ChildResult& r, const ChildOptions& o, const BatchSe
     row.reason = out.value("error", std::string("the grader reported an error"));
   } else {
     row.status = RowStatus::error;
-    const std::string err = without_trailing_blanks(read_head(o.stderr_file, 600));
+    // A grade that ran out of time says most in its last lines (what it was waiting for); one that failed, in its first.
+    const std::string err =
+        without_trailing_blanks(r.timed_out ? read_tail(o.stderr_file, 600) : read_head(o.stderr_file, 600));
     row.reason = "the grader did not finish (" +
                  (r.timed_out ? "timed out after " + std::to_string(static_cast<int>(settings.timeout_s)) + " s"
                               : r.describe()) +
@@ -287,18 +289,11 @@ namespace {
 // no report: its last lines on stderr say what it was doing or waiting for (the GPU,
 // another grade's tool run), for the log. Made printable: a build's messages quote the submission.
 void say_what_it_was_doing(const fs::path& grade_stderr) {
-  const std::string text = read_file(grade_stderr).value_or("");
-  std::vector<std::string> lines;
-  std::size_t at = 0;
-  while (at < text.size()) {
-    const std::size_t end = std::min(text.find('\n', at), text.size());
-    if (end > at) lines.push_back(text.substr(at, std::min<std::size_t>(end - at, 300)));
-    at = end + 1;
-  }
-  if (lines.empty()) return;
+  const std::string text = without_trailing_blanks(read_tail(grade_stderr, 1200));
+  if (text.empty()) return;
   std::cerr << "the grade was stopped; its last words:\n";
-  for (std::size_t i = lines.size() > 5 ? lines.size() - 5 : 0; i < lines.size(); ++i)
-    std::cerr << "  " << printable(lines[i]) << "\n";
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) std::cerr << "  " << line << "\n";
 }
 
 // One child grade of the submission into `row`; false when it could not start

@@ -83,5 +83,9 @@ void become_subreaper();
 // '?' (newlines and tabs stay), so garbage output cannot wreck the terminal.
 // A missing file reads as "".
 std::string read_head(const std::filesystem::path& file, std::size_t max_bytes);
+// The last max_bytes of the file from a whole line on, read and made printable as
+// read_head does ("[12.3 MB before] ..." first where it was cut): what a program
+// that ran out of time was doing at the end.
+std::string read_tail(const std::filesystem::path& file, std::size_t max_bytes);
 
 }  // namespace grader

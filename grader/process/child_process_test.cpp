@@ -197,6 +197,24 @@ TEST_F(ChildProcess, HugeOutputGoesToTheFileWithoutDeadlock) {
   EXPECT_EQ(head, expected + "... [truncated: 50.0 MB more]");
 }
 
+// The end of a file, from a whole line on, printable, never through a link.
+TEST_F(ChildProcess, ReadTailStartsAtALineAndSaysWhatCameBefore) {
+  {
+    std::ofstream f(dir_ / "err.txt");
+    for (int i = 0; i < 1000; ++i) f << "line " << i << "\n";
+    f << "waiting for the GPU \033[2J(held by another grade)\n";
+  }
+  const std::string tail = read_tail(dir_ / "err.txt", 60);
+  EXPECT_EQ(tail.rfind("[", 0), 0u) << tail;
+  EXPECT_NE(tail.find("before] ...\n"), std::string::npos) << tail;
+  EXPECT_NE(tail.find("waiting for the GPU"), std::string::npos) << tail;
+  EXPECT_EQ(tail.find('\033'), std::string::npos) << "a control character came through";
+  EXPECT_EQ(read_tail(dir_ / "err.txt", 1 << 20).rfind("line 0\n", 0), 0u) << "a short file comes whole";
+  fs::create_symlink(dir_ / "err.txt", dir_ / "link.txt");
+  EXPECT_EQ(read_tail(dir_ / "link.txt", 100), "");
+  EXPECT_EQ(read_tail(dir_ / "missing.txt", 100), "");
+}
+
 TEST_F(ChildProcess, FileSizeLimitStopsARunawayWriter) {
   ChildOptions o = shell("");
   o.argv = {"yes"};

@@ -118,6 +118,33 @@ std::string ChildResult::describe() const {
   return "ended without an exit status";
 }
 
+std::string read_tail(const std::filesystem::path& file, std::size_t max_bytes) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);  // as read_head
+  if (fd < 0) return "";
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return "";
+  }
+  const std::uint64_t size = static_cast<std::uint64_t>(st.st_size);
+  const std::uint64_t from = size > max_bytes ? size - max_bytes : 0;
+  std::string raw(static_cast<std::size_t>(size - from), '\0');
+  std::size_t got = 0;
+  while (got < raw.size()) {
+    const ssize_t n = ::pread(fd, raw.data() + got, raw.size() - got, static_cast<off_t>(from + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  raw.resize(got);
+  if (from > 0) {  // start at a whole line
+    const auto nl = raw.find('\n');
+    raw = "[" + human_bytes(from) + " before] ..." + (nl == std::string::npos ? raw : "\n" + raw.substr(nl + 1));
+  }
+  return printable(raw);
+}
+
 std::string read_head(const std::filesystem::path& file, std::size_t max_bytes) {
   // Never through a link, and only a regular file: a submission may have
   // replaced the file with a link to something it wants quoted back.
