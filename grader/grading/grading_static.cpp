@@ -43,6 +43,27 @@ std::vector<std::string> ptx_failure_details(const Check& c, const PtxModule& pt
   return out;
 }
 
+// The instruction classes a kernel has where a missing class belongs: the plain load a
+// read-only one replaces, a tile written and read with no barrier between, the global
+// accesses a missing tile would stage, the pointer accesses instead of a __device__ array.
+std::vector<std::string> in_place_of(const std::vector<std::string>& missing) {
+  static const std::map<std::string, std::vector<std::string>> kInItsPlace = {
+      {"ld.global.nc", {"ld.global"}},
+      {"ld.const", {"ld.global", "ld.global.nc", "ld.shared"}},
+      {"tex", {"ld.global", "ld.global.nc", "ld.generic"}},
+      {"global_variable", {"pointer_access"}},
+      {"bar.sync", {"st.shared", "ld.shared"}},
+      {"ld.shared", {"ld.global", "ld.global.nc"}},
+      {"st.shared", {"ld.global", "ld.global.nc"}},
+  };
+  std::vector<std::string> out;
+  for (const auto& cls : missing)
+    if (auto it = kInItsPlace.find(cls); it != kInItsPlace.end())
+      for (const auto& instead : it->second)
+        if (std::find(out.begin(), out.end(), instead) == out.end()) out.push_back(instead);
+  return out;
+}
+
 // For each line of kernel.cu an instruction class came from: "ld.local at
 // kernel.cu:17: acc += window[k];", the student's own line quoted (made
 // printable: it is the submission's text). At most three, the rest counted.
@@ -159,21 +180,9 @@ CheckResult LabGrader::check_ptx(const Check& c) {
   r.summary = c.kernel + " PTX: " + join(why, "; ");
   r.details = ptx_failure_details(c, ptx_, missing, forbidden_present);
   // Where the forbidden instructions are, and for a missing one the instructions in its place.
-  static const std::map<std::string, std::vector<std::string>> kInItsPlace = {
-      {"ld.global.nc", {"ld.global"}},
-      {"ld.const", {"ld.global", "ld.global.nc", "ld.shared"}},
-      {"tex", {"ld.global", "ld.global.nc", "ld.generic"}},
-      {"global_variable", {"pointer_access"}},
-      // A tile written and read with no barrier between; a tile missing, the global accesses it would stage.
-      {"bar.sync", {"st.shared", "ld.shared"}},
-      {"ld.shared", {"ld.global", "ld.global.nc"}},
-      {"st.shared", {"ld.global", "ld.global.nc"}},
-  };
   std::vector<std::string> look_at = forbidden_present;
-  for (const auto& cls : missing)
-    if (auto it = kInItsPlace.find(cls); it != kInItsPlace.end())
-      for (const auto& instead : it->second)
-        if (std::find(look_at.begin(), look_at.end(), instead) == look_at.end()) look_at.push_back(instead);
+  for (const auto& instead : in_place_of(missing))
+    if (std::find(look_at.begin(), look_at.end(), instead) == look_at.end()) look_at.push_back(instead);
   name_source_lines(r, c.kernel, look_at);
   return r;
 }
