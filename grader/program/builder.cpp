@@ -79,8 +79,12 @@ struct Builder::CommonObjects {
 Builder::Builder(Toolchain toolchain, BuildSettings settings)
     : toolchain_(std::move(toolchain)), settings_(std::move(settings)) {}
 
+// C++17, and the two flags most CUDA code takes for granted: constexpr host functions
+// callable on the device (std::min, std::max in a kernel) and __device__ lambdas.
+// Without them an honest kernel.cu that calls std::min did not build.
 std::vector<std::string> Builder::compile_flags() const {
-  return {"-std=c++17", "-O3", "-lineinfo", "-Xptxas", "-v", "-arch=" + settings_.arch};
+  return {"-std=c++17", "--expt-relaxed-constexpr", "--extended-lambda", "-O3", "-lineinfo", "-Xptxas",
+          "-v",         "-arch=" + settings_.arch};
 }
 
 std::vector<std::string> Builder::nvcc_with_flags() const {
