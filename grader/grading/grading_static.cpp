@@ -90,9 +90,22 @@ std::vector<std::string> where_in_source(const std::string& what, const std::vec
 
 // Where each instruction class came from, by -lineinfo's .loc directives: the
 // kernel.cu lines in r.data["lines"], each quoted in r.details.
+// The name kernel.cu's PTX gives the kernel a check names: that name, or the one kernel
+// of that name inside a namespace (an anonymous namespace gives a kernel internal
+// linkage, as careful C++ does: "(anonymous namespace)::transpose_kernel"). Where
+// several namespaces have one, the name as the check gives it, which then matches none.
+std::string LabGrader::kernel_named(const std::string& name) const {
+  if (ptx_.kernels.count(name)) return name;
+  std::vector<std::string> found;
+  const std::string suffix = "::" + name;
+  for (const auto& [k, _] : ptx_.kernels)
+    if (k.size() > suffix.size() && k.compare(k.size() - suffix.size(), suffix.size(), suffix) == 0) found.push_back(k);
+  return found.size() == 1 ? found.front() : name;
+}
+
 void LabGrader::name_source_lines(CheckResult& r, const std::string& kernel,
                                   const std::vector<std::string>& classes) const {
-  const auto k = ptx_.kernels.find(kernel);
+  const auto k = ptx_.kernels.find(kernel_named(kernel));
   if (k == ptx_.kernels.end()) return;
   json lines = json::object();
   const std::string file = student_file_name(), source = student_source();
@@ -138,7 +151,7 @@ std::string LabGrader::student_source() const { return read_file(rep_.submission
 std::string LabGrader::student_file_name() const { return fs::path(m_.student_file).filename().string(); }
 
 CheckResult LabGrader::check_ptx(const Check& c) {
-  const auto k = ptx_.kernels.find(c.kernel);
+  const auto k = ptx_.kernels.find(kernel_named(c.kernel));
   if (k == ptx_.kernels.end()) {
     std::vector<std::string> names;
     for (const auto& [n, _] : ptx_.kernels) names.push_back(n);
@@ -188,7 +201,7 @@ CheckResult LabGrader::check_ptx(const Check& c) {
 }
 
 CheckResult LabGrader::check_ptxas(const Check& c) {
-  const auto k = resources_.find(c.kernel);
+  const auto k = resources_.find(kernel_named(c.kernel));
   if (k == resources_.end()) return failed(c, "ptxas reported no kernel named " + c.kernel);
   const auto& kr = k->second;
   CheckResult r;
@@ -219,7 +232,7 @@ CheckResult LabGrader::check_ptxas(const Check& c) {
       r.symptom = Symptom::local_memory;
       // An array the kernel indexes at run time is in local memory in the PTX already, line by line;
       // a spill is ptxas' own choice, made after the PTX, and has no line there.
-      const auto k = ptx_.kernels.find(c.kernel);
+      const auto k = ptx_.kernels.find(kernel_named(c.kernel));
       std::vector<int> lines;
       if (k != ptx_.kernels.end()) {
         const std::string file = student_file_name();

@@ -260,7 +260,8 @@ CheckResult LabGrader::check_ncu(const Check& c) {
   // nm missing or failing leaves the names unchecked; the record still tells kernel.cu's entries from others.
   if (!kernels_defined_twice_)
     kernels_defined_twice_ = kernels_defined_twice_in(rep_.student_build.worker).value_or(std::vector<std::string>{});
-  const LaunchRecord record = read_launch_record(log.launches, ptx_.entries, c.kernel, *kernels_defined_twice_);
+  const LaunchRecord record =
+      read_launch_record(log.launches, ptx_.entries, kernel_named(c.kernel), *kernels_defined_twice_);
   if (const std::string why = launch_record_problem(record, c.case_name); !why.empty())
     return failed(c, why, Symptom::not_your_kernel);
   if (record.named.empty())

@@ -44,6 +44,7 @@ class LabGrader {
   std::string student_file_name() const;  // "kernel.cu"
   void name_source_lines(CheckResult& r, const std::string& kernel, const std::vector<std::string>& classes) const;
   void name_kernel_lines(CheckResult& r, const PtxKernel& kernel, nlohmann::json& lines) const;
+  std::string kernel_named(const std::string& name) const;  // as kernel.cu's PTX names it
   CheckResult check_correct(const Check& c);
   CheckResult case_did_not_run(const Check& c, const std::string& case_name);
   static std::optional<CheckResult> inputs_touched(const Check& c, const memlabs::CaseReport& got);
