@@ -88,8 +88,6 @@ std::vector<std::string> where_in_source(const std::string& what, const std::vec
 
 }  // namespace
 
-// Where each instruction class came from, by -lineinfo's .loc directives: the
-// kernel.cu lines in r.data["lines"], each quoted in r.details.
 // The name kernel.cu's PTX gives the kernel a check names: that name, or the one kernel
 // of that name inside a namespace (an anonymous namespace gives a kernel internal
 // linkage, as careful C++ does: "(anonymous namespace)::transpose_kernel"). Where
@@ -103,6 +101,8 @@ std::string LabGrader::kernel_named(const std::string& name) const {
   return found.size() == 1 ? found.front() : name;
 }
 
+// Where each instruction class came from, by -lineinfo's .loc directives: the
+// kernel.cu lines in r.data["lines"], each quoted in r.details.
 void LabGrader::name_source_lines(CheckResult& r, const std::string& kernel,
                                   const std::vector<std::string>& classes) const {
   const auto k = ptx_.kernels.find(kernel_named(kernel));
@@ -131,9 +131,11 @@ void LabGrader::name_kernel_lines(CheckResult& r, const PtxKernel& kernel, json&
   std::vector<std::string> text;
   std::istringstream in(source);
   for (std::string line; std::getline(in, line);) text.push_back(line);
+  const std::string plain =
+      kernel.name.substr(kernel.name.rfind("::") == std::string::npos ? 0 : kernel.name.rfind("::") + 2);
   int first = at.front();
   for (int n = at.front(); n >= 1 && n > at.front() - 8 && static_cast<std::size_t>(n) <= text.size(); --n)
-    if (text[n - 1].find(kernel.name + "(") != std::string::npos) {
+    if (text[n - 1].find(plain + "(") != std::string::npos) {
       first = n;
       break;
     }
