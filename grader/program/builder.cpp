@@ -79,12 +79,13 @@ struct Builder::CommonObjects {
 Builder::Builder(Toolchain toolchain, BuildSettings settings)
     : toolchain_(std::move(toolchain)), settings_(std::move(settings)) {}
 
-// C++17, and the two flags most CUDA code takes for granted: constexpr host functions
-// callable on the device (std::min, std::max in a kernel) and __device__ lambdas.
-// Without them an honest kernel.cu that calls std::min did not build.
+// C++17, with constexpr host functions callable on the device (std::min, std::max in a
+// kernel), which much CUDA code takes for granted: without it an honest kernel.cu that
+// called std::min did not build. It costs nothing; --extended-lambda (a __device__
+// annotation on a lambda) made every nvcc run 60 % longer (0.57 to 0.92 s for lab07's
+// kernel.cu here), and a lambda written inside a kernel needs no annotation.
 std::vector<std::string> Builder::compile_flags() const {
-  return {"-std=c++17", "--expt-relaxed-constexpr", "--extended-lambda", "-O3", "-lineinfo", "-Xptxas",
-          "-v",         "-arch=" + settings_.arch};
+  return {"-std=c++17", "--expt-relaxed-constexpr", "-O3", "-lineinfo", "-Xptxas", "-v", "-arch=" + settings_.arch};
 }
 
 std::vector<std::string> Builder::nvcc_with_flags() const {
