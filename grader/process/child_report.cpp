@@ -6,10 +6,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "child_process.hpp"
 #include "printable.hpp"
@@ -118,54 +121,52 @@ std::string ChildResult::describe() const {
   return "ended without an exit status";
 }
 
-std::string read_tail(const std::filesystem::path& file, std::size_t max_bytes) {
-  const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);  // as read_head
-  if (fd < 0) return "";
+namespace {
+// Up to `count` bytes of the file from `from` on (from < 0: the last -from bytes), and
+// the file's size. Never through a link, and only a regular file: a submission may
+// have replaced the file with a link to something it wants quoted back.
+std::optional<std::pair<std::string, std::uint64_t>> read_plain_file(const std::filesystem::path& file, long long from,
+                                                                     std::size_t count) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return std::nullopt;
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    return "";
+    return std::nullopt;
   }
-  const std::uint64_t size = static_cast<std::uint64_t>(st.st_size);
-  const std::uint64_t from = size > max_bytes ? size - max_bytes : 0;
-  std::string raw(static_cast<std::size_t>(size - from), '\0');
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  const std::uint64_t start = from >= 0 ? static_cast<std::uint64_t>(from)
+                                        : size - std::min<std::uint64_t>(size, static_cast<std::uint64_t>(-from));
+  std::string raw(count, '\0');
   std::size_t got = 0;
-  while (got < raw.size()) {
-    const ssize_t n = ::pread(fd, raw.data() + got, raw.size() - got, static_cast<off_t>(from + got));
+  while (got < count) {
+    const ssize_t n = ::pread(fd, raw.data() + got, count - got, static_cast<off_t>(start + got));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     got += static_cast<std::size_t>(n);
   }
   ::close(fd);
   raw.resize(got);
-  if (from > 0) {  // start at a whole line
+  return std::make_pair(raw, size);
+}
+}  // namespace
+
+std::string read_tail(const std::filesystem::path& file, std::size_t max_bytes) {
+  const auto read = read_plain_file(file, -static_cast<long long>(max_bytes), max_bytes);
+  if (!read) return "";
+  std::string raw = read->first;
+  if (const std::uint64_t before = read->second - raw.size(); before > 0) {  // start at a whole line
     const auto nl = raw.find('\n');
-    raw = "[" + human_bytes(from) + " before] ..." + (nl == std::string::npos ? raw : "\n" + raw.substr(nl + 1));
+    raw = "[" + human_bytes(before) + " before] ..." + (nl == std::string::npos ? raw : "\n" + raw.substr(nl + 1));
   }
   return printable(raw);
 }
 
 std::string read_head(const std::filesystem::path& file, std::size_t max_bytes) {
-  // Never through a link, and only a regular file: a submission may have
-  // replaced the file with a link to something it wants quoted back.
-  const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return "";
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return "";
-  }
-  std::string raw(max_bytes, '\0');
-  std::size_t got = 0;
-  while (got < max_bytes) {
-    const ssize_t n = ::read(fd, raw.data() + got, max_bytes - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  raw.resize(got);
-  const std::uint64_t size = static_cast<std::uint64_t>(st.st_size);
+  const auto read = read_plain_file(file, 0, max_bytes);
+  if (!read) return "";
+  const std::string& raw = read->first;
+  const std::uint64_t size = read->second;
   const std::uint64_t cut = size > raw.size() ? size - raw.size() : 0;
 
   // What the program wrote is its own: shown as data, never as terminal input.

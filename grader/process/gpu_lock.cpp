@@ -59,13 +59,12 @@ std::string describe_process(long pid) {
   return who;
 }
 
-}  // namespace
-
-namespace {
+// The folder of every lock file: GRADER_GPU_LOCK_DIR, else /tmp.
 fs::path lock_folder() {
   const char* dir = std::getenv(kGpuLockDirVar);
   return dir && *dir ? dir : "/tmp";
 }
+
 }  // namespace
 
 fs::path gpu_lock_file(const std::string& gpu_uuid) {

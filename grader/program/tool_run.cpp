@@ -22,13 +22,6 @@ namespace fs = std::filesystem;
 namespace grader {
 
 namespace {
-// A sandboxed program is pid 2 in a pid namespace of its own: compute-sanitizer
-// tools started at the same time cannot tell their targets apart ("No
-// attachable process found"), so sandboxed tool runs take turns: this
-// process's threads here, every process on the machine through
-// SandboxedToolTurn (gpu_lock.hpp), grades on other GPUs included.
-std::mutex g_sandboxed_tools;
-
 // A fresh folder /tmp/cuda-memory-labs-tmp-XXXXXX (short: ncu may make sockets
 // in it), removed with everything in it when this goes.
 class PrivateTmpdir {
@@ -195,8 +188,6 @@ RunnerOutcome call_tool(const ToolCall& call) {
     if (!sealed) o.max_processes = isolated_process_limit();
   }
   std::size_t most_tasks = 0;
-  std::unique_lock<std::mutex> one_at_a_time(g_sandboxed_tools, std::defer_lock);
-  if (sandbox.mode == memlabs::IsolationMode::bwrap) one_at_a_time.lock();
   {
     // ncu waits for its profiler turn before it takes a GPU turn, so that a
     // queue of profiles holds no GPU turn a timing would wait for.
@@ -205,7 +196,10 @@ RunnerOutcome call_tool(const ToolCall& call) {
     // A tool times nothing: it shares the GPU (in a sandbox, only with its own
     // grade's runs: whole_grade_turns()).
     const ProcessGpuTurn turn(memlabs::GpuUse::shared);
-    // After the GPU turn: a grade waits here holding only its own GPU, so no two wait on each other.
+    // A sandboxed program is pid 2 in a pid namespace of its own, so sandboxed tool runs
+    // take turns machine-wide, this process's threads included (SandboxedToolTurn,
+    // gpu_lock.hpp). After the GPU turn: a grade waits here holding only its own GPU,
+    // so no two wait on each other.
     std::optional<SandboxedToolTurn> machine_wide;
     if (sandbox.mode == memlabs::IsolationMode::bwrap) machine_wide.emplace();
     const TaskPeak peak(sealed ? &*sealed : nullptr);

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -276,10 +277,11 @@ bool is_async_copy_into_shared(const std::string& op) {
   return spaces.size() >= 2 && spaces[0] == "shared" && spaces[1] == "global";
 }
 
-// The state space an atomic names ("global", "shared"), or "" through a generic pointer.
-std::string atomic_space(const std::string& op) {
+// The state space an atomic names ("global", "shared"), or "" through a generic
+// pointer; nothing for an instruction that is not an atomic.
+std::optional<std::string> atomic_space(const std::string& op) {
   const auto parts = split_dots(op);
-  if (parts[0] != "atom") return "-";
+  if (parts[0] != "atom") return std::nullopt;
   std::size_t i = 1;
   while (i < parts.size() && is_memory_qualifier(parts[i])) ++i;
   return i < parts.size() && is_state_space(parts[i]) ? parts[i].substr(0, parts[i].find("::")) : "";
@@ -293,7 +295,7 @@ std::string atomic_space(const std::string& op) {
 bool matches(const std::string& opcode, const std::string& cls) {
   if (cls == "bar.sync") return is_barrier_sync(opcode);
   const std::string op = normalize_opcode(opcode);
-  if (cls == "ld.generic") return is_generic_access(op, "ld") || atomic_space(op).empty();
+  if (cls == "ld.generic") return is_generic_access(op, "ld") || atomic_space(op) == "";
   if (cls == "st.generic") return is_generic_access(op, "st");
   if (cls == "shared") return names_shared_memory(op);
   if (cls == "st.shared" && is_async_copy_into_shared(op)) return true;
