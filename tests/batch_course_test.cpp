@@ -92,6 +92,25 @@ void make_class(const fs::path& dir) {
   write(dir / "notes.txt", "not a submission");
 }
 
+// Each two neighbouring lines of the solution, as a leak of the file would show
+// them: joined by a newline, raw (a text file) or escaped (a JSON string). Only
+// pairs free of characters that JSON or XML escape, so that every form matches.
+// A single line is no evidence: feedback quotes the student's own lines, and the
+// hostile submissions of the class carry the solution's kernel.
+std::vector<std::string> two_line_stretches_of_the_solution() {
+  std::vector<std::string> lines, stretches;
+  std::istringstream in(read(kRoot / "solutions" / "lab07-bank-conflicts" / "kernel.cu"));
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  for (size_t i = 0; i + 1 < lines.size(); ++i) {
+    const std::string both = lines[i] + lines[i + 1];
+    if (lines[i].size() < 8 || lines[i + 1].size() < 8 || both.find_first_of("<>&\"\\'") != std::string::npos)
+      continue;
+    stretches.push_back(lines[i] + "\n" + lines[i + 1]);
+    stretches.push_back(lines[i] + "\\n" + lines[i + 1]);
+  }
+  return stretches;
+}
+
 std::map<std::string, json> rows_by_id(const json& out) {
   std::map<std::string, json> m;
   for (const auto& r : out.value("rows", json::array())) m[r.value("id", "")] = r;
@@ -357,9 +376,11 @@ TEST_F(Batch, GpuGradesAMixedClass) {
   EXPECT_EQ(read(out / "grades.csv").find("daemon_rewrites_gradebook,10"), std::string::npos);
   EXPECT_EQ(json::parse(read(out / "results" / "daemon_rewrites_gradebook.json")).value("forged", false), false);
   // No gradebook quotes the solution, whatever links were left for the grader to follow.
-  const std::string solution_line = "tile[threadIdx.x][threadIdx.y + j]";
+  const auto stretches = two_line_stretches_of_the_solution();
+  ASSERT_GE(stretches.size(), 10u);
   for (const auto& e : fs::recursive_directory_iterator(out))
-    if (e.is_regular_file()) EXPECT_EQ(read(e.path()).find(solution_line), std::string::npos) << e.path();
+    if (e.is_regular_file())
+      for (const auto& s : stretches) EXPECT_EQ(read(e.path()).find(s), std::string::npos) << e.path() << " quotes: " << s;
   EXPECT_EQ(csv["links_over_what_is_read_back"][1], "1");
   // A hostile submission transposes correctly only when its attack failed.
   if (sandboxed) EXPECT_EQ(csv["read_solutions"][1], "1") << "read the solution from inside the sandbox";
