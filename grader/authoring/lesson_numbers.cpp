@@ -6,8 +6,10 @@
 #include <cmath>
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include "lesson_measurements.hpp"
+#include "lesson_rows.hpp"
 #include "text.hpp"
 
 namespace grader {
@@ -34,6 +36,19 @@ bool compares_after(const std::string& s, std::size_t after) {
 
 bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
+// Where the sentence that ends just before `marker` starts, or npos when
+// nothing but blanks lies between the paragraph's start and the marker.
+std::size_t sentence_before(const std::string& s, std::size_t paragraph, std::size_t marker) {
+  const auto ends_sentence = [](char c) { return c == '.' || c == '!' || c == '?'; };
+  std::size_t end = marker;
+  while (end > paragraph && std::isspace(static_cast<unsigned char>(s[end - 1]))) --end;
+  if (end == paragraph) return std::string::npos;
+  if (ends_sentence(s[end - 1])) --end;
+  for (std::size_t i = end; i > paragraph; --i)
+    if (ends_sentence(s[i - 1]) && std::isspace(static_cast<unsigned char>(s[i]))) return i;
+  return paragraph;
+}
+
 // `text` with the spans that are not prose blanked out, newlines kept, so
 // that offsets and line numbers still point into the original.
 std::string prose_only(const std::string& text) {
@@ -52,6 +67,7 @@ std::string prose_only(const std::string& text) {
   };
   blank_between("<!-- measured:", "<!-- /measured -->");
   blank_between("<!-- checks:", "<!-- /checks:");
+  blank_between("<!-- row:", "-->");
   blank_between("```", "```");
   // Inline code: commands, identifiers and sizes (`-Xptxas -v`, `32x8`).
   for (std::size_t at = out.find('`'); at != std::string::npos; at = out.find('`', at + 1)) {
@@ -60,12 +76,19 @@ std::string prose_only(const std::string& text) {
     blank(at, end + 1);
     at = end;
   }
-  // Paragraphs that say their figures are not this course's runs.
+  // Figures that are not this course's runs: a marker that opens a paragraph
+  // says so of the paragraph, one that follows a sentence of that sentence.
   for (std::size_t at = out.find(kNotMeasured); at != std::string::npos; at = out.find(kNotMeasured, at + 1)) {
     std::size_t begin = out.rfind("\n\n", at);
     begin = begin == std::string::npos ? 0 : begin;
     std::size_t end = out.find("\n\n", at);
     end = end == std::string::npos ? out.size() : end;
+    const std::size_t sentence = sentence_before(out, begin, at);
+    if (sentence != std::string::npos) {
+      const std::size_t close = out.find("-->", at);
+      end = close == std::string::npos ? end : std::min(end, close + 3);
+      begin = sentence;
+    }
     blank(begin, end);
     at = end - 1;
   }
@@ -189,6 +212,7 @@ StatedNumber stated_at(const std::string& text, const std::string& prose, std::s
   n.value = value;
   n.unit = unit;
   n.where = where_prefix;
+  n.offset = start;
   if (line_numbers) n.where += ":" + std::to_string(1 + std::count(prose.begin(), prose.begin() + start, '\n'));
   const std::size_t from = start > 50 ? start - 50 : 0;
   n.context = trim(text.substr(from, end - from + 20));
@@ -237,42 +261,81 @@ bool backed_by(const std::string& value, const std::string& source) {
   return false;
 }
 
+namespace {
+
+// Rows of the runs the lesson names that hold `value`, as citations an author
+// could paste: at most two, for the failing lint to suggest.
+std::vector<std::string> rows_that_hold(const std::string& value, const std::vector<std::string>& files,
+                                        const std::string& lab_folder, const fs::path& course_root) {
+  std::vector<std::string> out;
+  for (const auto& file : files) {
+    const auto text = read_file(course_root / file);
+    if (!text) continue;
+    std::istringstream lines(quotable_text(*text, file, lab_folder));
+    for (std::string line; std::getline(lines, line) && out.size() < 2;)
+      if (backed_by(value, line)) {
+        const std::string cited = file.rfind(kLogsDir + "/", 0) == 0 ? file.substr(kLogsDir.size() + 1) : file;
+        out.push_back("<!-- row: " + cited + ": " + trim(line).substr(0, 60) + " -->");
+      }
+  }
+  return out;
+}
+
+bool held_by_a_row(const StatedNumber& n, const std::vector<CitedRow>& rows, bool in_paragraph) {
+  for (const auto& r : rows)
+    if (r.problem.empty() && (!in_paragraph || (n.offset >= r.paragraph_begin && n.offset < r.paragraph_end)) &&
+        backed_by(n.value, r.row))
+      return true;
+  return false;
+}
+
+}  // namespace
+
 LintItem lint_lesson_numbers(const std::string& readme, const std::vector<LessonHint>& hints,
                              const std::string& lab_folder, const fs::path& course_root) {
-  // What the lesson may quote: its lab's measured tables and the logs it names.
-  // A measured table's marker names its file by path, so it is found like any other.
-  std::string sources;
-  std::vector<std::string> named;
+  const std::vector<CitedRow> rows = cited_rows(readme, lab_folder, course_root);
+  std::vector<std::string> problems;
+  for (const auto& r : rows)
+    if (!r.problem.empty()) problems.push_back("README.md: " + r.problem);
+  // Where a suggestion for an uncited number may come from: the runs the lesson names or cites.
   std::string all_text = readme;
   for (const auto& h : hints) all_text += "\n" + h.text;
-  for (const auto& file : named_measurements(all_text))
-    if (const auto text = read_file(course_root / file)) {
-      // A measurement file's other labs are not this lesson's runs.
-      const auto block = measured_block(*text, lab_folder);
-      sources += (block && fs::path(file).extension() == ".md" ? *block : *text) + "\n";
-      named.push_back(file);
-    }
+  std::set<std::string> named = named_measurements(all_text);
+  for (const auto& r : rows)
+    if (r.problem.empty()) named.insert(r.file);
+  const std::vector<std::string> files(named.begin(), named.end());
 
-  std::vector<StatedNumber> stated = stated_numbers(readme, "README.md");
+  // A lesson's number needs a row cited in its own paragraph; a hint's, a row the lesson cites.
+  std::vector<std::pair<StatedNumber, bool>> stated;
+  for (auto& n : stated_numbers(readme, "README.md")) stated.emplace_back(n, true);
   for (const auto& h : hints)
-    for (auto& n : stated_numbers(h.text, h.where, false)) stated.push_back(n);
-  std::vector<std::string> unbacked;
-  for (const auto& n : stated)
-    if (!backed_by(n.value, sources))
-      unbacked.push_back(n.where + ": " + n.value + " " + n.unit + " (\"…" + n.context + "…\")");
-  if (unbacked.empty())
+    for (auto& n : stated_numbers(h.text, h.where, false)) stated.emplace_back(n, false);
+  std::size_t unbacked = 0;
+  for (const auto& [n, in_paragraph] : stated) {
+    if (held_by_a_row(n, rows, in_paragraph)) continue;
+    ++unbacked;
+    std::string line = n.where + ": " + n.value + " " + n.unit + " (\"…" + n.context + "…\"): " +
+                       (in_paragraph ? "no row cited in its paragraph holds it" : "no row the lesson cites holds it");
+    const auto suggestions = rows_that_hold(n.value, files, lab_folder, course_root);
+    if (!suggestions.empty()) line += "; rows of the named runs that do: " + join(suggestions, " or ");
+    problems.push_back(line);
+  }
+  if (problems.empty())
     return make_item("lesson_numbers", LintStatus::pass,
                      std::to_string(stated.size()) + " measured number" + (stated.size() == 1 ? "" : "s") +
-                         " in the lesson and its hints, each found in " +
-                         (named.empty() ? std::string("a named run") : join(named, ", ")));
-  unbacked.push_back(
-      "quote a committed run: name its log (docs/measurements/logs/NAME.log) in the lesson, or copy the bench "
-      "table with <!-- measured: docs/measurements/h100.md -->; a figure that is not this course's run (a source "
+                         " in the lesson and its hints, each held by a row it cites (" +
+                         std::to_string(rows.size()) + " row" + (rows.size() == 1 ? "" : "s") + ")");
+  const std::size_t found = problems.size();
+  problems.push_back(
+      "cite the committed run's row in the number's paragraph: <!-- row: LOG_NAME.log: text of the row --> or "
+      "<!-- row: docs/measurements/h100.md: text of the row -->; a figure that is not this course's run (a source "
       "lesson's claim, a bound worked out by hand) goes in a paragraph marked <!-- not measured: why -->");
   return make_item("lesson_numbers", LintStatus::fail,
-                   std::to_string(unbacked.size() - 1) + " measured number" + (unbacked.size() == 2 ? "" : "s") +
-                       " in the lesson or its hints that no committed run it names holds",
-                   unbacked);
+                   unbacked > 0 ? std::to_string(unbacked) + " measured number" + (unbacked == 1 ? "" : "s") +
+                                      " in the lesson or its hints that no cited row holds"
+                                : std::to_string(found) + " row citation" + (found == 1 ? "" : "s") +
+                                      " that name no row",
+                   problems);
 }
 
 }  // namespace grader

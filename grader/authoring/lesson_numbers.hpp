@@ -4,12 +4,12 @@
 // cycles), of rate (GB/s, TB/s, GFLOP/s, TFLOP/s), a ratio (×, x, "N times
 // faster"/"slower"/"as"/"the"/"more"/"less", N in digits or a word from two to
 // twelve, and "twice as") or a percentage, in the
-// lesson's prose or in its hints. It is backed when a source the lesson names
-// holds a value that rounds to it at the precision the lesson writes (4.93
-// from 4.925, 48 % from 48.0). The sources are the lab's block of each
-// measurement file the lesson copies (`<!-- measured: FILE -->`), every log
-// under docs/measurements/logs/ whose file name the lesson or its hints
-// mention, and any other file under docs/measurements/ they name by path. Sizes (1000×777, 32 × 32 blocks) are not measurements; nor is
+// lesson's prose or in its hints. It is backed when a row of a committed run
+// that its paragraph cites (`<!-- row: FILE: KEY -->`, lesson_rows.hpp) holds
+// a value that rounds to it at the precision the lesson writes (4.93 from
+// 4.925, 48 % from 48.0); a hint's number, when a row the lesson cites does.
+// Any other number of the same file is no evidence: a log holds many numbers.
+// Sizes (1000×777, 32 × 32 blocks) are not measurements; nor is
 // anything in code, in a generated block (measured tables, lists of checks)
 // or in a paragraph that says why its figures are not this course's runs
 // with `<!-- not measured: WHY -->` (a source lesson's claim being corrected,
@@ -30,6 +30,7 @@ struct StatedNumber {
   std::string unit;   // "ms", "GB/s", "×", "%", ...
   std::string where;  // "README.md:41" or "lab.json step 3 hint 2"
   std::string context;
+  std::size_t offset = 0;  // where it starts in the text it was read from
 };
 
 // The measurements stated in `text`, each `where` being `where_prefix` and
@@ -42,7 +43,8 @@ bool backed_by(const std::string& value, const std::string& source);
 struct LessonHint {
   std::string where, text;
 };
-// Passes when every stated measurement of the lesson and its hints is backed.
+// Passes when every stated measurement of the lesson and its hints is backed
+// and every row citation names one row; a failure suggests rows that would back.
 LintItem lint_lesson_numbers(const std::string& readme, const std::vector<LessonHint>& hints,
                              const std::string& lab_folder, const std::filesystem::path& course_root);
 

@@ -62,11 +62,22 @@ TEST(StatedNumbers, SkipsCodeGeneratedBlocksAndMarkedParagraphs) {
       "Run `nvcc -O3 -arch=sm_90 && echo 2.5x` to see.\n\n```\nspeedup 9.9x\n```\n\n"
       "<!-- measured: docs/measurements/gpu.md -->\n| 1.23× |\n<!-- /measured -->\n\n"
       "<!-- checks:1: generated -->\n- at least 85 %\n<!-- /checks:1 -->\n\n"
-      "A source lesson claims 2.3×. <!-- not measured: the claim being corrected -->\nand 32× too.\n\n"
+      "<!-- not measured: the claim being corrected -->\nA source lesson claims 2.3×\nand 32× too.\n\n"
       "But this 7.5 ms counts.\n";
   const auto v = stated_numbers(text, "README.md");
   ASSERT_EQ(values(v), (std::vector<std::string>{"7.5ms"}));
   EXPECT_EQ(v[0].where, "README.md:18");
+}
+
+// A marker after a sentence says so of that sentence alone; the paragraph's other numbers count.
+TEST(StatedNumbers, AMarkerAfterASentenceCoversOnlyThatSentence) {
+  const auto n = stated_numbers(
+      "It ran 1.5× faster. A float4 carries four times as much per load. <!-- not measured: arithmetic -->\n"
+      "It took 3 ms.\n\n<!-- not measured: a source's claim -->\nThey saw 9×.\n",
+      "README.md");
+  ASSERT_EQ(n.size(), 2u);
+  EXPECT_EQ(n[0].value, "1.5");
+  EXPECT_EQ(n[1].value, "3");
 }
 
 TEST(BackedBy, MatchesAtThePrecisionTheLessonWrites) {
@@ -94,29 +105,56 @@ class NumbersLesson : public ::testing::Test {
   const std::string table = "<!-- measured: docs/measurements/gpu.md -->\n<!-- /measured -->\n\n";
 };
 
-TEST_F(NumbersLesson, PassesWhenTheLabsTableOrANamedLogHoldsEachNumber) {
+TEST_F(NumbersLesson, PassesWhenARowItsParagraphCitesHoldsEachNumber) {
   const std::string readme = table +
-                             "The reference runs at 1847 GB/s, 2.32× the baseline.\n\n"
-                             "The probe (probe.log) found the tile 1.26× faster.\n";
+                             "The reference runs at 1847 GB/s, 2.32× the baseline.\n"
+                             "<!-- row: docs/measurements/gpu.md: | reference | -->\n\n"
+                             "The probe found the tile 1.26× faster. <!-- row: probe.log: tile/direct -->\n";
   const LintItem i = lint_lesson_numbers(readme, {{"lab.json step 1 hint 1", "about 2.3× here"}}, "lab01-x", root);
-  EXPECT_EQ(i.status, LintStatus::pass) << i.summary;
+  EXPECT_EQ(i.status, LintStatus::pass) << i.summary << (i.details.empty() ? "" : i.details[0]);
 }
 
-TEST_F(NumbersLesson, FailsANumberNoNamedRunHolds) {
-  // 9.99 is another lab's; 1.26 is in a log this lesson does not name.
-  const std::string readme = table + "The reference reaches 9.99× and the tile 1.26×.\n";
+TEST_F(NumbersLesson, FailsANumberNoCitedRowHolds) {
+  // 9.99 is another lab's; 1.26 is in a log this lesson names but no row it cites.
+  const std::string readme = table + "The reference reaches 9.99× and (probe.log) the tile 1.26×.\n";
   const LintItem i =
       lint_lesson_numbers(readme, {{"lab.json step 2 hint 3", "we saw 93.2 % of memcpy"}}, "lab01-x", root);
   ASSERT_EQ(i.status, LintStatus::fail);
   ASSERT_EQ(i.details.size(), 4u);
   EXPECT_NE(i.details[0].find("README.md:4: 9.99 ×"), std::string::npos) << i.details[0];
   EXPECT_NE(i.details[1].find("1.26 ×"), std::string::npos);
+  // The failure says which row of a named run would back it.
+  EXPECT_NE(i.details[1].find("<!-- row: probe.log: tile/direct 1.26 -->"), std::string::npos) << i.details[1];
   EXPECT_NE(i.details[2].find("lab.json step 2 hint 3: 93.2 %"), std::string::npos) << i.details[2];
 }
 
-// A ratio in words is held to the runs as one in digits: 2.32 is "two times", nothing is seven.
-TEST_F(NumbersLesson, ARatioInWordsNeedsARunThatRoundsToIt) {
-  const std::string readme = table + "The reference is about two times faster.\n\nA tile is seven times faster.\n";
+// A row backs only the paragraph that cites it: any number elsewhere in the same file does not.
+TEST_F(NumbersLesson, ARowBacksOnlyItsOwnParagraph) {
+  const std::string readme = table + "The reference runs at 1847 GB/s. <!-- row: probe.log: tile/direct -->\n\n" +
+                             "The tile is 1.26× faster.\n";
+  const LintItem i = lint_lesson_numbers(readme, {}, "lab01-x", root);
+  ASSERT_EQ(i.status, LintStatus::fail);
+  ASSERT_EQ(i.details.size(), 3u);
+  EXPECT_NE(i.details[0].find("1847 GB/s"), std::string::npos) << i.details[0];
+  EXPECT_NE(i.details[1].find("1.26 ×"), std::string::npos) << i.details[1];
+}
+
+TEST_F(NumbersLesson, ACitationThatNamesNoRowFails) {
+  const std::string readme = table + "A is 2.32× faster. <!-- row: docs/measurements/gpu.md: | nothing | -->\n\n" +
+                             "B is 2.32× faster. <!-- row: missing.log: tile -->\n";
+  const LintItem i = lint_lesson_numbers(readme, {}, "lab01-x", root);
+  ASSERT_EQ(i.status, LintStatus::fail);
+  EXPECT_NE(i.details[0].find("no line of docs/measurements/gpu.md holds \"| nothing |\""), std::string::npos)
+      << i.details[0];
+  EXPECT_NE(i.details[1].find("docs/measurements/logs/missing.log, which is not in this course"), std::string::npos)
+      << i.details[1];
+}
+
+// A ratio in words is held to the rows as one in digits: 2.32 is "two times", nothing is seven.
+TEST_F(NumbersLesson, ARatioInWordsNeedsARowThatRoundsToIt) {
+  const std::string readme = table +
+                             "The reference is about two times faster. <!-- row: docs/measurements/gpu.md: reference "
+                             "-->\n\nA tile is seven times faster. <!-- row: docs/measurements/gpu.md: reference -->\n";
   const LintItem i = lint_lesson_numbers(readme, {}, "lab01-x", root);
   ASSERT_EQ(i.status, LintStatus::fail);
   ASSERT_EQ(i.details.size(), 2u);
