@@ -66,7 +66,7 @@ TEST(StatedNumbers, SkipsCodeGeneratedBlocksAndMarkedParagraphs) {
       "But this 7.5 ms counts.\n";
   const auto v = stated_numbers(text, "README.md");
   ASSERT_EQ(values(v), (std::vector<std::string>{"7.5ms"}));
-  EXPECT_EQ(v[0].where, "README.md:18");
+  EXPECT_EQ(v[0].where, "README.md:19");
 }
 
 // A marker after a sentence says so of that sentence alone; the paragraph's other numbers count.
