@@ -103,8 +103,7 @@ std::vector<std::string> two_line_stretches_of_the_solution() {
   for (std::string l; std::getline(in, l);) lines.push_back(l);
   for (size_t i = 0; i + 1 < lines.size(); ++i) {
     const std::string both = lines[i] + lines[i + 1];
-    if (lines[i].size() < 8 || lines[i + 1].size() < 8 || both.find_first_of("<>&\"\\'") != std::string::npos)
-      continue;
+    if (lines[i].size() < 8 || lines[i + 1].size() < 8 || both.find_first_of("<>&\"\\'") != std::string::npos) continue;
     stretches.push_back(lines[i] + "\n" + lines[i + 1]);
     stretches.push_back(lines[i] + "\\n" + lines[i + 1]);
   }
@@ -380,7 +379,8 @@ TEST_F(Batch, GpuGradesAMixedClass) {
   ASSERT_GE(stretches.size(), 10u);
   for (const auto& e : fs::recursive_directory_iterator(out))
     if (e.is_regular_file())
-      for (const auto& s : stretches) EXPECT_EQ(read(e.path()).find(s), std::string::npos) << e.path() << " quotes: " << s;
+      for (const auto& s : stretches)
+        EXPECT_EQ(read(e.path()).find(s), std::string::npos) << e.path() << " quotes: " << s;
   EXPECT_EQ(csv["links_over_what_is_read_back"][1], "1");
   // A hostile submission transposes correctly only when its attack failed.
   if (sandboxed) EXPECT_EQ(csv["read_solutions"][1], "1") << "read the solution from inside the sandbox";

@@ -323,18 +323,18 @@ LintItem lint_lesson_numbers(const std::string& readme, const std::vector<Lesson
   if (problems.empty())
     return make_item("lesson_numbers", LintStatus::pass,
                      std::to_string(stated.size()) + " measured number" + (stated.size() == 1 ? "" : "s") +
-                         " in the lesson and its hints, each held by a row it cites (" +
-                         std::to_string(rows.size()) + " row" + (rows.size() == 1 ? "" : "s") + ")");
+                         " in the lesson and its hints, each held by a row it cites (" + std::to_string(rows.size()) +
+                         " row" + (rows.size() == 1 ? "" : "s") + ")");
   const std::size_t found = problems.size();
   problems.push_back(
       "cite the committed run's row in the number's paragraph: <!-- row: LOG_NAME.log: text of the row --> or "
       "<!-- row: docs/measurements/h100.md: text of the row -->; a figure that is not this course's run (a source "
       "lesson's claim, a bound worked out by hand) goes in a paragraph marked <!-- not measured: why -->");
   return make_item("lesson_numbers", LintStatus::fail,
-                   unbacked > 0 ? std::to_string(unbacked) + " measured number" + (unbacked == 1 ? "" : "s") +
-                                      " in the lesson or its hints that no cited row holds"
-                                : std::to_string(found) + " row citation" + (found == 1 ? "" : "s") +
-                                      " that name no row",
+                   unbacked > 0
+                       ? std::to_string(unbacked) + " measured number" + (unbacked == 1 ? "" : "s") +
+                             " in the lesson or its hints that no cited row holds"
+                       : std::to_string(found) + " row citation" + (found == 1 ? "" : "s") + " that name no row",
                    problems);
 }
 

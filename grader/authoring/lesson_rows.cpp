@@ -65,8 +65,9 @@ std::vector<CitedRow> cited_rows(const std::string& lesson, const std::string& l
     std::tie(c.paragraph_begin, c.paragraph_end) = paragraph_around(lesson, at);
     const std::size_t close = lesson.find(kRowClose, at + kRowOpen.size());
     const std::size_t eol = lesson.find('\n', at);
-    const std::string inside =
-        close == std::string::npos || close > eol ? "" : lesson.substr(at + kRowOpen.size(), close - at - kRowOpen.size());
+    const std::string inside = close == std::string::npos || close > eol
+                                   ? ""
+                                   : lesson.substr(at + kRowOpen.size(), close - at - kRowOpen.size());
     const std::size_t colon = inside.find(": ");
     if (colon == std::string::npos || trim(inside.substr(colon + 2)).empty()) {
       c.problem = "a row citation reads \"FILE: KEY -->\" on one line: " + lesson.substr(at, eol - at);
@@ -78,7 +79,7 @@ std::vector<CitedRow> cited_rows(const std::string& lesson, const std::string& l
     if (std::none_of(c.key.begin(), c.key.end(), [](unsigned char ch) { return std::isalpha(ch); }))
       c.problem = "the row citation's key \"" + c.key + "\" names no row: cite the row's name, not only its number";
     else if (c.file.find("..") != std::string::npos || fs::path(c.file).is_absolute() ||
-        c.file.rfind("docs/measurements/", 0) != 0)
+             c.file.rfind("docs/measurements/", 0) != 0)
       c.problem = "a row citation names \"" + c.file + "\", not a file under docs/measurements/";
     else if (const auto text = read_file(course_root / c.file))
       find_row(c, quotable_text(*text, c.file, lab_folder));
