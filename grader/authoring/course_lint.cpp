@@ -333,10 +333,17 @@ LabLint lint_lab_sources(const LabSources& s) {
           make_item("lesson_numbers", LintStatus::skip, "a published copy holds no measurements to quote"));
     } else {
       std::vector<LessonHint> hints;
-      if (s.manifest)
-        for (const auto& st : s.manifest->steps)
+      if (s.manifest) {
+        for (const auto& st : s.manifest->steps) {
           for (std::size_t h = 0; h < st.hints.size(); ++h)
             hints.push_back({"lab.json step " + std::to_string(st.id) + " hint " + std::to_string(h + 1), st.hints[h]});
+          for (const auto& [symptom, text] : st.symptom_hints)
+            hints.push_back({"lab.json step " + std::to_string(st.id) + " symptom hint " + symptom, text});
+        }
+        // The lab's own and the course's (labs/symptom_hints.json), which every lab shows.
+        for (const auto& [symptom, text] : s.manifest->symptom_hints)
+          hints.push_back({"symptom hint " + symptom, text});
+      }
       l.items.push_back(lint_lesson_numbers(*s.readme, hints, s.lab.folder, s.course_root));
     }
   }

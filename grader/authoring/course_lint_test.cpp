@@ -196,6 +196,21 @@ TEST_F(TempCourse, AFreeHintOrALabFileHoldingAStepsFixFails) {
       << find(l, "fixes_not_given").summary;
 }
 
+// A symptom hint is shown to every student whose check fails that way: its
+// numbers are held to the lesson's cited rows as a hint's are.
+TEST_F(TempCourse, ASymptomHintsNumberNeedsARowTheLessonCites) {
+  json m = json::parse(kManifest);
+  m["steps"][0]["symptom_hints"] = {{"race", "A racy tile ran 2.5x slower on our H100."}};
+  m["symptom_hints"] = {{"mismatch", "Our fixtures were off by 40 %."}};
+  write(lab / "lab.json", m.dump());
+  const LabLint l = lint();
+  EXPECT_EQ(failing(l), std::vector<std::string>{"lesson_numbers"});
+  const auto& i = find(l, "lesson_numbers");
+  ASSERT_GE(i.details.size(), 2u);
+  EXPECT_EQ(i.details[0].rfind("lab.json step 1 symptom hint race: 2.5 x", 0), 0u) << i.details[0];
+  EXPECT_EQ(i.details[1].rfind("symptom hint mismatch: 40 %", 0), 0u) << i.details[1];
+}
+
 TEST_F(TempCourse, AMarkerForAMissingStepFails) {
   std::string sk = kSkeleton;
   sk.replace(sk.find("step 1)"), 6, "step 9");
