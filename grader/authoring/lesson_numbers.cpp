@@ -68,6 +68,7 @@ std::string prose_only(const std::string& text) {
   blank_between("<!-- measured:", "<!-- /measured -->");
   blank_between("<!-- checks:", "<!-- /checks:");
   blank_between("<!-- row:", "-->");
+  blank_between("<!-- fact:", "-->");
   blank_between("```", "```");
   // Inline code: commands, identifiers and sizes (`-Xptxas -v`, `32x8`).
   for (std::size_t at = out.find('`'); at != std::string::npos; at = out.find('`', at + 1)) {
@@ -95,6 +96,27 @@ std::string prose_only(const std::string& text) {
   return out;
 }
 
+// What a count counts: a number before one of these (singular or plural) is
+// a fact about the hardware, the lab's design or a run, and a lesson must say
+// which. Returned singular, so that "1 warp" and "40 warps" are one unit.
+std::string count_noun_at(const std::string& s, std::size_t i) {
+  static const std::vector<std::string> kNouns = {
+      "register",    "warp",  "block", "thread", "wavefront", "conflict", "sector", "request", "load",  "store",
+      "instruction", "byte",  "pass",  "launch", "SM",        "bank",     "lane",   "element", "float", "word",
+      "transaction", "texel", "tap",   "KB",     "KiB",       "MB",       "MiB",    "GB",      "GiB",   "TB"};
+  for (const auto& noun : kNouns) {
+    if (s.compare(i, noun.size(), noun) != 0) continue;
+    std::size_t after = i + noun.size();
+    if (s.compare(after, 2, "es") == 0 && (noun == "pass" || noun == "launch"))
+      after += 2;
+    else if (after < s.size() && s[after] == 's')
+      ++after;
+    if (after < s.size() && (is_word_char(s[after]) || s[after] == '/')) continue;  // "blockDim", "GB/s"
+    return noun;
+  }
+  return "";
+}
+
 std::string unit_at(const std::string& s, std::size_t i) {
   for (const auto& u : kUnits) {
     if (s.compare(i, u.size(), u) != 0) continue;
@@ -120,6 +142,14 @@ bool preceded_by_factor(const std::string& s, std::size_t start) {
   if (j > 0 && s[j - 1] == 'x') return j < 2 || !is_word_char(s[j - 2]);
   const std::string times = "×";
   return j >= times.size() && s.compare(j - times.size(), times.size(), times) == 0;
+}
+
+// "step 1", "part 2", "lab 5": a number that names a part of the course, not a count.
+bool names_a_part(const std::string& s, std::size_t start) {
+  static const std::vector<std::string> kParts = {"step ", "steps ", "part ", "lab ", "hint ", "round ", "run "};
+  for (const auto& p : kParts)
+    if (start >= p.size() && lower(s.substr(start - p.size(), p.size())) == p) return true;
+  return false;
 }
 
 bool digit_at(const std::string& s, std::size_t i) {
@@ -241,8 +271,14 @@ std::vector<StatedNumber> stated_numbers(const std::string& text, const std::str
     if (!starts) continue;
     std::size_t k = j;
     if (k < s.size() && s[k] == ' ') ++k;
-    const std::string unit = unit_at(s, k);
-    if (unit.empty()) continue;
+    std::string unit = unit_at(s, k);
+    if (unit.empty()) {
+      const std::string noun = count_noun_at(s, k);
+      // "32 × 32 blocks" is a size; "step 1 passes" names a step.
+      if (noun.empty() || preceded_by_factor(s, start) || names_a_part(s, start)) continue;
+      out.push_back(stated_at(text, s, start, k + noun.size(), value, noun, where_prefix, line_numbers));
+      continue;
+    }
     if (unit == "s" && k == j) continue;  // "1990s", "4s" of a count: seconds are written "2.3 s"
     if ((unit == "×" || unit == "x") && (followed_by_factor(s, k + unit.size()) || preceded_by_factor(s, start)))
       continue;
@@ -281,6 +317,39 @@ std::vector<std::string> rows_that_hold(const std::string& value, const std::vec
   return out;
 }
 
+// A fact a lesson states once for all its text: <!-- fact: 32 threads: a warp
+// (CUDA C++ Programming Guide) -->, a number, its unit, and where it comes from.
+struct DeclaredFact {
+  StatedNumber number;
+  std::string problem;
+};
+
+std::vector<DeclaredFact> declared_facts(const std::string& lesson) {
+  const std::string open = "<!-- fact: ";
+  std::vector<DeclaredFact> out;
+  for (std::size_t at = lesson.find(open); at != std::string::npos; at = lesson.find(open, at + 1)) {
+    const std::size_t close = lesson.find("-->", at);
+    const std::string inside =
+        trim(lesson.substr(at + open.size(), close == std::string::npos ? 0 : close - at - open.size()));
+    const std::size_t colon = inside.find(": ");
+    DeclaredFact f;
+    const auto numbers = colon == std::string::npos ? std::vector<StatedNumber>{}
+                                                    : stated_numbers(inside.substr(0, colon), "fact", false);
+    if (numbers.size() != 1 || trim(inside.substr(colon + 2)).empty())
+      f.problem = "a fact reads \"<!-- fact: NUMBER UNIT: where it comes from -->\": " + inside;
+    else
+      f.number = numbers.front();
+    out.push_back(f);
+  }
+  return out;
+}
+
+bool held_by_a_fact(const StatedNumber& n, const std::vector<DeclaredFact>& facts) {
+  for (const auto& f : facts)
+    if (f.problem.empty() && f.number.unit == n.unit && backed_by(n.value, f.number.value)) return true;
+  return false;
+}
+
 bool held_by_a_row(const StatedNumber& n, const std::vector<CitedRow>& rows, bool in_paragraph) {
   for (const auto& r : rows)
     if (r.problem.empty() && (!in_paragraph || (n.offset >= r.paragraph_begin && n.offset < r.paragraph_end)) &&
@@ -297,6 +366,9 @@ LintItem lint_lesson_numbers(const std::string& readme, const std::vector<Lesson
   std::vector<std::string> problems;
   for (const auto& r : rows)
     if (!r.problem.empty()) problems.push_back("README.md: " + r.problem);
+  const std::vector<DeclaredFact> facts = declared_facts(readme);
+  for (const auto& f : facts)
+    if (!f.problem.empty()) problems.push_back("README.md: " + f.problem);
   // Where a suggestion for an uncited number may come from: the runs the lesson names or cites.
   std::string all_text = readme;
   for (const auto& h : hints) all_text += "\n" + h.text;
@@ -312,7 +384,7 @@ LintItem lint_lesson_numbers(const std::string& readme, const std::vector<Lesson
     for (auto& n : stated_numbers(h.text, h.where, false)) stated.emplace_back(n, false);
   std::size_t unbacked = 0;
   for (const auto& [n, in_paragraph] : stated) {
-    if (held_by_a_row(n, rows, in_paragraph)) continue;
+    if (held_by_a_row(n, rows, in_paragraph) || held_by_a_fact(n, facts)) continue;
     ++unbacked;
     std::string line = n.where + ": " + n.value + " " + n.unit + " (\"…" + n.context + "…\"): " +
                        (in_paragraph ? "no row cited in its paragraph holds it" : "no row the lesson cites holds it");
@@ -322,19 +394,22 @@ LintItem lint_lesson_numbers(const std::string& readme, const std::vector<Lesson
   }
   if (problems.empty())
     return make_item("lesson_numbers", LintStatus::pass,
-                     std::to_string(stated.size()) + " measured number" + (stated.size() == 1 ? "" : "s") +
-                         " in the lesson and its hints, each held by a row it cites (" + std::to_string(rows.size()) +
-                         " row" + (rows.size() == 1 ? "" : "s") + ")");
+                     std::to_string(stated.size()) + " stated number" + (stated.size() == 1 ? "" : "s") +
+                         " in the lesson and its hints, each held by a row it cites or a fact it states (" +
+                         std::to_string(rows.size()) + " row" + (rows.size() == 1 ? "" : "s") + ", " +
+                         std::to_string(facts.size()) + " fact" + (facts.size() == 1 ? "" : "s") + ")");
   const std::size_t found = problems.size();
   problems.push_back(
       "cite the committed run's row in the number's paragraph: <!-- row: LOG_NAME.log: text of the row --> or "
-      "<!-- row: docs/measurements/h100.md: text of the row -->; a figure that is not this course's run (a source "
-      "lesson's claim, a bound worked out by hand) goes in a paragraph marked <!-- not measured: why -->");
+      "<!-- row: docs/measurements/h100.md: text of the row -->; state a fact of the hardware or of the lab's "
+      "design once with its source: <!-- fact: 32 threads: a warp (CUDA C++ Programming Guide) -->; a figure that "
+      "is not this course's run (a source lesson's claim, arithmetic) is marked <!-- not measured: why --> after "
+      "its sentence");
   return make_item("lesson_numbers", LintStatus::fail,
-                   unbacked > 0
-                       ? std::to_string(unbacked) + " measured number" + (unbacked == 1 ? "" : "s") +
-                             " in the lesson or its hints that no cited row holds"
-                       : std::to_string(found) + " row citation" + (found == 1 ? "" : "s") + " that name no row",
+                   unbacked > 0 ? std::to_string(unbacked) + " stated number" + (unbacked == 1 ? "" : "s") +
+                                      " in the lesson or its hints that no cited row or stated fact holds"
+                                : std::to_string(found) + " row citation" + (found == 1 ? "" : "s") + " or fact" +
+                                      (found == 1 ? "" : "s") + " that name nothing",
                    problems);
 }
 

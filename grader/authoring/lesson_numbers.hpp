@@ -1,19 +1,23 @@
-// Every number a lesson states as a measurement comes from a committed run.
+// Every number a lesson states comes from a committed run or a stated fact.
 //
-// A measurement here is a number with a unit of time (s, ms, µs, us, ns,
+// A stated number here is a number with a unit of time (s, ms, µs, us, ns,
 // cycles), of rate (GB/s, TB/s, GFLOP/s, TFLOP/s), a ratio (×, x, "N times
 // faster"/"slower"/"as"/"the"/"more"/"less", N in digits or a word from two to
-// twelve, and "twice as") or a percentage, in the
-// lesson's prose or in its hints. It is backed when a row of a committed run
-// that its paragraph cites (`<!-- row: FILE: KEY -->`, lesson_rows.hpp) holds
-// a value that rounds to it at the precision the lesson writes (4.93 from
-// 4.925, 48 % from 48.0); a hint's number, when a row the lesson cites does.
-// Any other number of the same file is no evidence: a log holds many numbers.
-// Sizes (1000×777, 32 × 32 blocks) are not measurements; nor is
-// anything in code, in a generated block (measured tables, lists of checks)
-// or in a paragraph that says why its figures are not this course's runs
-// with `<!-- not measured: WHY -->` (a source lesson's claim being corrected,
-// a bound worked out by hand).
+// twelve, and "twice as"), a percentage, or a count of what the hardware has
+// or does (registers, warps, threads, bytes, MiB, sectors, wavefronts, ...),
+// in the lesson's prose or in its hints. It is backed when a row of a
+// committed run that its paragraph cites (`<!-- row: FILE: KEY -->`,
+// lesson_rows.hpp) holds a value that rounds to it at the precision the lesson
+// writes (4.93 from 4.925, 48 % from 48.0), or when the lesson states it once
+// as a fact with its source (`<!-- fact: 32 threads: a warp (CUDA C++
+// Programming Guide) -->`: the hardware's, or the lab's design); a hint's
+// number, when a row the lesson cites or a fact it states does. Any other
+// number of the same file is no evidence: a log holds many numbers.
+// Sizes (1000×777, 32 × 32 blocks) are not stated numbers; nor is anything in
+// code, in a generated block (measured tables, lists of checks) or in a
+// sentence or paragraph marked `<!-- not measured: WHY -->` (a source
+// lesson's claim being corrected, arithmetic): after a sentence, the mark
+// covers the sentence; opening a paragraph, the paragraph.
 #pragma once
 
 #include <filesystem>

@@ -45,8 +45,20 @@ TEST(StatedNumbers, ReadsRatiosWrittenInWords) {
 
 // A count in words, a plural and a size are not.
 TEST(StatedNumbers, CountsPluralsAndWordsAfterANumberAreNotSeconds) {
-  const auto v = stated_numbers("Run it 3 times; 32 samples, the 1990s, 5 steps, 10 seconds of 8 sets.\n", "README.md");
+  const auto v = stated_numbers(
+      "Run it 3 times; 32 samples, the 1990s, 5 steps, 10 seconds of 8 sets; if step 1 passes, Part 2 loads.\n",
+      "README.md");
   EXPECT_TRUE(v.empty()) << (v.empty() ? "" : v.front().value + v.front().unit + " in " + v.front().context);
+}
+
+// A count says what it counts; it is a fact of the hardware, the design or a run.
+TEST(StatedNumbers, ReadsCountsOfWhatTheHardwareHasAndDoes) {
+  const auto v = stated_numbers(
+      "45 registers a thread, 40 warps, 1 warp, 2,048 wavefronts in 2 passes, 50 MiB of L2, 64KB, 16 bytes per "
+      "load; 32 × 32 blocks, 8 blockDim, 2 GB/s.\n",
+      "README.md");
+  EXPECT_EQ(values(v), (std::vector<std::string>{"45register", "40warp", "1warp", "2048wavefront", "2pass", "50MiB",
+                                                 "64KB", "16byte", "2GB/s"}));
 }
 
 TEST(StatedNumbers, SizesVersionsAndNamesAreNotMeasurements) {
@@ -161,8 +173,33 @@ TEST_F(NumbersLesson, ARatioInWordsNeedsARowThatRoundsToIt) {
   EXPECT_NE(i.details[0].find("README.md:6: 7 times"), std::string::npos) << i.details[0];
 }
 
+// A fact is stated once, with its source, and backs that number of that unit anywhere in the lesson.
+TEST_F(NumbersLesson, ACountIsBackedByAStatedFactOrACitedRow) {
+  const std::string readme = table +
+                             "<!-- fact: 32 threads: a warp (CUDA C++ Programming Guide) -->\n"
+                             "A warp is 32 threads.\n\nEach of its 32 threads loads 4 bytes.\n";
+  const LintItem i =
+      lint_lesson_numbers(readme, {{"lab.json step 1 hint 1", "The 32 threads of a warp."}}, "lab01-x", root);
+  ASSERT_EQ(i.status, LintStatus::fail);
+  ASSERT_EQ(i.details.size(), 2u) << i.details[0];
+  EXPECT_NE(i.details[0].find("README.md:7: 4 byte"), std::string::npos) << i.details[0];
+  EXPECT_NE(i.details[1].find("<!-- fact: 32 threads"), std::string::npos) << i.details[1];
+}
+
+TEST_F(NumbersLesson, AFactWithoutANumberOrASourceFails) {
+  const LintItem i =
+      lint_lesson_numbers("<!-- fact: 32 threads -->\n<!-- fact: warps: a warp -->\n", {}, "lab01-x", root);
+  ASSERT_EQ(i.status, LintStatus::fail);
+  EXPECT_NE(i.details[0].find("a fact reads"), std::string::npos) << i.details[0];
+  EXPECT_NE(i.details[1].find("a fact reads"), std::string::npos) << i.details[1];
+}
+
 TEST_F(NumbersLesson, ALessonWithoutMeasurementsPasses) {
-  EXPECT_EQ(lint_lesson_numbers("Banks are 4 bytes wide; 32 of them.\n", {}, "lab01-x", root).status, LintStatus::pass);
+  EXPECT_EQ(lint_lesson_numbers("Banks are narrow; 32 of them.\n", {}, "lab01-x", root).status, LintStatus::pass);
+  EXPECT_EQ(
+      lint_lesson_numbers("Banks are 4 bytes wide.\n<!-- fact: 4 bytes: a bank's width -->\n", {}, "lab01-x", root)
+          .status,
+      LintStatus::pass);
 }
 
 }  // namespace
