@@ -152,6 +152,13 @@ bool names_a_part(const std::string& s, std::size_t start) {
   return false;
 }
 
+// "2R + 1 loads", "n / 256 blocks": a term of a formula, not a count.
+bool in_a_formula(const std::string& s, std::size_t start) {
+  std::size_t j = start;
+  while (j > 0 && s[j - 1] == ' ') --j;
+  return j < start && j > 0 && std::string("+-*/=").find(s[j - 1]) != std::string::npos;
+}
+
 bool digit_at(const std::string& s, std::size_t i) {
   return i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]));
 }
@@ -254,10 +261,15 @@ StatedNumber stated_at(const std::string& text, const std::string& prose, std::s
 }  // namespace
 
 std::vector<StatedNumber> stated_numbers(const std::string& text, const std::string& where_prefix, bool line_numbers) {
-  const std::string s = prose_only(text);
+  const std::string prose = prose_only(text);
+  // A paragraph's line breaks read as spaces, so that "65,536\n  wavefronts" is
+  // one stated number; `prose` keeps them for line numbers.
+  std::string s = prose;
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (s[i] == '\n' && (i == 0 || prose[i - 1] != '\n') && (i + 1 == s.size() || prose[i + 1] != '\n')) s[i] = ' ';
   std::vector<StatedNumber> out;
   for (const auto& w : ratios_in_words(s))
-    out.push_back(stated_at(text, s, w.start, w.end, w.value, "times", where_prefix, line_numbers));
+    out.push_back(stated_at(text, prose, w.start, w.end, w.value, "times", where_prefix, line_numbers));
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (!std::isdigit(static_cast<unsigned char>(s[i]))) continue;
     // A number starts after a space, a bracket or punctuation: not inside
@@ -270,19 +282,19 @@ std::vector<StatedNumber> stated_numbers(const std::string& text, const std::str
     i = j - 1;
     if (!starts) continue;
     std::size_t k = j;
-    if (k < s.size() && s[k] == ' ') ++k;
+    while (k < s.size() && s[k] == ' ') ++k;
     std::string unit = unit_at(s, k);
     if (unit.empty()) {
       const std::string noun = count_noun_at(s, k);
-      // "32 × 32 blocks" is a size; "step 1 passes" names a step.
-      if (noun.empty() || preceded_by_factor(s, start) || names_a_part(s, start)) continue;
-      out.push_back(stated_at(text, s, start, k + noun.size(), value, noun, where_prefix, line_numbers));
+      // "32 × 32 blocks" is a size; "step 1 passes" names a step; "2R + 1 loads" is a formula.
+      if (noun.empty() || preceded_by_factor(s, start) || names_a_part(s, start) || in_a_formula(s, start)) continue;
+      out.push_back(stated_at(text, prose, start, k + noun.size(), value, noun, where_prefix, line_numbers));
       continue;
     }
     if (unit == "s" && k == j) continue;  // "1990s", "4s" of a count: seconds are written "2.3 s"
     if ((unit == "×" || unit == "x") && (followed_by_factor(s, k + unit.size()) || preceded_by_factor(s, start)))
       continue;
-    out.push_back(stated_at(text, s, start, k + unit.size(), value, unit, where_prefix, line_numbers));
+    out.push_back(stated_at(text, prose, start, k + unit.size(), value, unit, where_prefix, line_numbers));
   }
   return out;
 }

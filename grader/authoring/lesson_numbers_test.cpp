@@ -46,7 +46,8 @@ TEST(StatedNumbers, ReadsRatiosWrittenInWords) {
 // A count in words, a plural and a size are not.
 TEST(StatedNumbers, CountsPluralsAndWordsAfterANumberAreNotSeconds) {
   const auto v = stated_numbers(
-      "Run it 3 times; 32 samples, the 1990s, 5 steps, 10 seconds of 8 sets; if step 1 passes, Part 2 loads.\n",
+      "Run it 3 times; 32 samples, the 1990s, 5 steps, 10 seconds of 8 sets; if step 1 passes, Part 2 loads; "
+      "2R + 1 loads and n / 256 blocks.\n",
       "README.md");
   EXPECT_TRUE(v.empty()) << (v.empty() ? "" : v.front().value + v.front().unit + " in " + v.front().context);
 }
@@ -59,6 +60,13 @@ TEST(StatedNumbers, ReadsCountsOfWhatTheHardwareHasAndDoes) {
       "README.md");
   EXPECT_EQ(values(v), (std::vector<std::string>{"45register", "40warp", "1warp", "2048wavefront", "2pass", "50MiB",
                                                  "64KB", "16byte", "2GB/s"}));
+}
+
+// A line break inside a paragraph does not part a number from its unit; a blank line does.
+TEST(StatedNumbers, ReadsANumberWhoseUnitWrapsToTheNextLine) {
+  const auto v = stated_numbers("The tile showed 65,536\n  wavefronts in 2.3\nms; then 3\n\nwarps.\n", "README.md");
+  EXPECT_EQ(values(v), (std::vector<std::string>{"65536wavefront", "2.3ms"}));
+  EXPECT_EQ(v[1].where, "README.md:2");
 }
 
 TEST(StatedNumbers, SizesVersionsAndNamesAreNotMeasurements) {
