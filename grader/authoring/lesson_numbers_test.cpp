@@ -202,6 +202,26 @@ TEST_F(NumbersLesson, AFactWithoutANumberOrASourceFails) {
   EXPECT_NE(i.details[1].find("a fact reads"), std::string::npos) << i.details[1];
 }
 
+// A planted number of every unit the lint reads fails when nothing backs it,
+// and passes once a cited row holds it.
+TEST_F(NumbersLesson, APlantedNumberOfEveryUnitFailsUntilARowHoldsIt) {
+  const std::vector<std::string> planted = {
+      "7.77 ms",       "7.77 µs",   "7.77 us",   "7.77 ns",        "7.77 s",
+      "777 cycles",    "7.77 GB/s", "7.77 TB/s", "7.77 GFLOP/s",   "7.77 TFLOP/s",
+      "7.77×",         "7.77x",     "7.77 %",    "7 times faster", "seven times faster",
+      "777 registers", "777 warps", "777 bytes", "777 MiB",        "777 wavefronts",
+      "777 sectors",   "777 loads"};
+  std::ofstream(root / "docs" / "measurements" / "logs" / "planted.log") << "planted run: 7.77 and 777 and 7\n";
+  for (const auto& p : planted) {
+    const std::string lesson = "It measured " + p + " on our GPU.\n";
+    const LintItem bare = lint_lesson_numbers(lesson, {}, "lab01-x", root);
+    EXPECT_EQ(bare.status, LintStatus::fail) << p;
+    const LintItem cited =
+        lint_lesson_numbers(lesson + "<!-- row: planted.log: planted run -->\n", {}, "lab01-x", root);
+    EXPECT_EQ(cited.status, LintStatus::pass) << p << ": " << (cited.details.empty() ? "" : cited.details[0]);
+  }
+}
+
 TEST_F(NumbersLesson, ALessonWithoutMeasurementsPasses) {
   EXPECT_EQ(lint_lesson_numbers("Banks are narrow; 32 of them.\n", {}, "lab01-x", root).status, LintStatus::pass);
   EXPECT_EQ(
