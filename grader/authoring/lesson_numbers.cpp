@@ -111,7 +111,8 @@ std::string count_noun_at(const std::string& s, std::size_t i) {
       after += 2;
     else if (after < s.size() && s[after] == 's')
       ++after;
-    if (after < s.size() && (is_word_char(s[after]) || s[after] == '/')) continue;  // "blockDim", "GB/s"
+    // "blockDim", "GB/s", "warp-wide"
+    if (after < s.size() && (is_word_char(s[after]) || s[after] == '/' || s[after] == '-')) continue;
     return noun;
   }
   return "";
@@ -362,10 +363,34 @@ bool held_by_a_fact(const StatedNumber& n, const std::vector<DeclaredFact>& fact
   return false;
 }
 
+// A count's row must say what it counts, in the row's own words: "Used 45
+// registers", "Block Limit Registers", "32 LDG" for loads. A row of times or
+// ratios names no unit and is read by its columns.
+bool row_speaks_of(const std::string& row, const std::string& unit) {
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> kWords = {
+      {"load", {"load", "ldg", "ld.", "request"}},
+      {"store", {"store", "stg", "st."}},
+      {"request", {"request", "load", "ld.", "st."}},
+      {"byte", {"byte", "stack frame", "smem"}},
+      {"KB", {"kb", "byte"}},
+      {"KiB", {"kib", "byte"}},
+      {"MB", {"mb", "byte"}},
+      {"MiB", {"mib", "byte"}},
+      {"GB", {"gb", "byte"}},
+      {"GiB", {"gib", "byte"}}};
+  if (std::find(kUnits.begin(), kUnits.end(), unit) != kUnits.end()) return true;
+  const std::string l = lower(row);
+  for (const auto& [u, words] : kWords)
+    if (u == unit)
+      return std::any_of(words.begin(), words.end(),
+                         [&](const std::string& w) { return l.find(w) != std::string::npos; });
+  return l.find(lower(unit)) != std::string::npos;
+}
+
 bool held_by_a_row(const StatedNumber& n, const std::vector<CitedRow>& rows, bool in_paragraph) {
   for (const auto& r : rows)
     if (r.problem.empty() && (!in_paragraph || (n.offset >= r.paragraph_begin && n.offset < r.paragraph_end)) &&
-        backed_by(n.value, r.row))
+        backed_by(n.value, r.row) && row_speaks_of(r.row, n.unit))
       return true;
   return false;
 }

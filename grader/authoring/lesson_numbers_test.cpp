@@ -211,7 +211,8 @@ TEST_F(NumbersLesson, APlantedNumberOfEveryUnitFailsUntilARowHoldsIt) {
       "7.77×",         "7.77x",     "7.77 %",    "7 times faster", "seven times faster",
       "777 registers", "777 warps", "777 bytes", "777 MiB",        "777 wavefronts",
       "777 sectors",   "777 loads"};
-  std::ofstream(root / "docs" / "measurements" / "logs" / "planted.log") << "planted run: 7.77 and 777 and 7\n";
+  std::ofstream(root / "docs" / "measurements" / "logs" / "planted.log")
+      << "planted run: 7.77 and 777 and 7 (registers, warps, bytes, MiB, wavefronts, sectors, loads)\n";
   for (const auto& p : planted) {
     const std::string lesson = "It measured " + p + " on our GPU.\n";
     const LintItem bare = lint_lesson_numbers(lesson, {}, "lab01-x", root);
@@ -220,6 +221,19 @@ TEST_F(NumbersLesson, APlantedNumberOfEveryUnitFailsUntilARowHoldsIt) {
         lint_lesson_numbers(lesson + "<!-- row: planted.log: planted run -->\n", {}, "lab01-x", root);
     EXPECT_EQ(cited.status, LintStatus::pass) << p << ": " << (cited.details.empty() ? "" : cited.details[0]);
   }
+}
+
+// A count's row must say what it counts: a row of 32 sectors is no evidence of 32 floats.
+TEST_F(NumbersLesson, ACountNeedsARowThatSaysWhatItCounts) {
+  std::ofstream(root / "docs" / "measurements" / "logs" / "ptxas.log")
+      << "ptxas info: Used 32 registers, 0 bytes stack frame\nsectors per request: 32.0\nkernel: 32 LDG, 5 STG\n";
+  const auto lint = [&](const std::string& sentence, const std::string& key) {
+    return lint_lesson_numbers(sentence + " <!-- row: ptxas.log: " + key + " -->\n", {}, "lab01-x", root).status;
+  };
+  EXPECT_EQ(lint("It uses 32 registers.", "Used 32"), LintStatus::pass);
+  EXPECT_EQ(lint("A warp reads 32 floats.", "sectors per request"), LintStatus::fail);
+  EXPECT_EQ(lint("It issues 32 loads.", "LDG"), LintStatus::pass);
+  EXPECT_EQ(lint("It makes 32 sector requests in all.", "sectors per request"), LintStatus::pass);
 }
 
 TEST_F(NumbersLesson, ALessonWithoutMeasurementsPasses) {
