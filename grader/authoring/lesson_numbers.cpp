@@ -8,7 +8,6 @@
 #include <set>
 #include <sstream>
 
-#include "lesson_measurements.hpp"
 #include "lesson_rows.hpp"
 #include "text.hpp"
 
@@ -312,24 +311,6 @@ bool backed_by(const std::string& value, const std::string& source) {
 
 namespace {
 
-// Rows of the runs the lesson names that hold `value`, as citations an author
-// could paste: at most two, for the failing lint to suggest.
-std::vector<std::string> rows_that_hold(const std::string& value, const std::vector<std::string>& files,
-                                        const std::string& lab_folder, const fs::path& course_root) {
-  std::vector<std::string> out;
-  for (const auto& file : files) {
-    const auto text = read_file(course_root / file);
-    if (!text) continue;
-    std::istringstream lines(quotable_text(*text, file, lab_folder));
-    for (std::string line; std::getline(lines, line) && out.size() < 2;)
-      if (backed_by(value, line)) {
-        const std::string cited = file.rfind(kLogsDir + "/", 0) == 0 ? file.substr(kLogsDir.size() + 1) : file;
-        out.push_back("<!-- row: " + cited + ": " + trim(line).substr(0, 60) + " -->");
-      }
-  }
-  return out;
-}
-
 // A fact a lesson states once for all its text: <!-- fact: 32 threads: a warp
 // (CUDA C++ Programming Guide) -->, a number, its unit, and where it comes from.
 struct DeclaredFact {
@@ -387,6 +368,25 @@ bool row_speaks_of(const std::string& row, const std::string& unit) {
   return l.find(lower(unit)) != std::string::npos;
 }
 
+// Rows of the runs the lesson names that would back the number (a count's in
+// words that say what it counts), as citations an author could paste: at most
+// two, for the failing lint to suggest.
+std::vector<std::string> rows_that_hold(const StatedNumber& n, const std::vector<std::string>& files,
+                                        const std::string& lab_folder, const fs::path& course_root) {
+  std::vector<std::string> out;
+  for (const auto& file : files) {
+    const auto text = read_file(course_root / file);
+    if (!text) continue;
+    std::istringstream lines(quotable_text(*text, file, lab_folder));
+    for (std::string line; std::getline(lines, line) && out.size() < 2;)
+      if (backed_by(n.value, line) && row_speaks_of(line, n.unit)) {
+        const std::string cited = file.rfind(kLogsDir + "/", 0) == 0 ? file.substr(kLogsDir.size() + 1) : file;
+        out.push_back("<!-- row: " + cited + ": " + trim(line).substr(0, 60) + " -->");
+      }
+  }
+  return out;
+}
+
 bool held_by_a_row(const StatedNumber& n, const std::vector<CitedRow>& rows, bool in_paragraph) {
   for (const auto& r : rows)
     if (r.problem.empty() && (!in_paragraph || (n.offset >= r.paragraph_begin && n.offset < r.paragraph_end)) &&
@@ -425,7 +425,7 @@ LintItem lint_lesson_numbers(const std::string& readme, const std::vector<Lesson
     ++unbacked;
     std::string line = n.where + ": " + n.value + " " + n.unit + " (\"…" + n.context + "…\"): " +
                        (in_paragraph ? "no row cited in its paragraph holds it" : "no row the lesson cites holds it");
-    const auto suggestions = rows_that_hold(n.value, files, lab_folder, course_root);
+    const auto suggestions = rows_that_hold(n, files, lab_folder, course_root);
     if (!suggestions.empty()) line += "; rows of the named runs that do: " + join(suggestions, " or ");
     problems.push_back(line);
   }
