@@ -339,6 +339,28 @@ TEST_F(Batch, StaticGradescopeEntryPoint) {
   EXPECT_NE(k["output"].get<std::string>().find("missing"), std::string::npos) << k.dump(2);
 }
 
+// The mixed class's leak check can fail: the solution's file, as text or as a
+// JSON string, shows its stretches; a feedback line quoting a student's own line
+// that the solution shares shows none.
+TEST_F(Batch, StaticTheLeakCheckSeesTheSolutionNotAQuotedLine) {
+  const auto stretches = two_line_stretches_of_the_solution();
+  ASSERT_GE(stretches.size(), 10u);
+  const std::string solution = read(kRoot / "solutions" / "lab07-bank-conflicts" / "kernel.cu");
+  const auto found_in = [&](const std::string& text) {
+    std::size_t n = 0;
+    for (const auto& s : stretches) n += text.find(s) != std::string::npos;
+    return n;
+  };
+  EXPECT_EQ(found_in(solution), stretches.size() / 2) << "every raw stretch is the solution's";
+  EXPECT_EQ(found_in(json(solution).dump()), stretches.size() / 2) << "every escaped stretch, in JSON";
+  EXPECT_EQ(found_in(json({{"details",
+                            {"ld.shared at kernel.cu:22:       out[static_cast<size_t>(row + j) * rows + "
+                             "col] = tile[threadIdx.x][threadIdx.y + j];",
+                             "st.shared at kernel.cu:14: tile[threadIdx.y + j][threadIdx.x] = in[i];"}}})
+                         .dump()),
+            0u);
+}
+
 TEST_F(Batch, GpuGradesAMixedClass) {
   const fs::path out = base / "out";
   const GraderRun doctor = run_grader({"doctor"}, false, base / "scratch");

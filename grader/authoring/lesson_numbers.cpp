@@ -16,7 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kLogsDir = "docs/measurements/logs";
 const std::string kNotMeasured = "<!-- not measured:";
 
 // Longest first, so that "GFLOP/s" is not read as a bare number before "G",
@@ -79,10 +78,7 @@ std::string prose_only(const std::string& text) {
   // Figures that are not this course's runs: a marker that opens a paragraph
   // says so of the paragraph, one that follows a sentence of that sentence.
   for (std::size_t at = out.find(kNotMeasured); at != std::string::npos; at = out.find(kNotMeasured, at + 1)) {
-    std::size_t begin = out.rfind("\n\n", at);
-    begin = begin == std::string::npos ? 0 : begin;
-    std::size_t end = out.find("\n\n", at);
-    end = end == std::string::npos ? out.size() : end;
+    auto [begin, end] = paragraph_around(out, at);
     const std::size_t sentence = sentence_before(out, begin, at);
     if (sentence != std::string::npos) {
       const std::size_t close = out.find("-->", at);
@@ -207,7 +203,7 @@ std::set<std::string> named_measurements(const std::string& text) {
   static const std::regex path(R"((docs/measurements/[A-Za-z0-9_./-]*[A-Za-z0-9_-]\.(md|log|txt))\b)");
   std::set<std::string> out;
   for (auto it = std::sregex_iterator(text.begin(), text.end(), log_name); it != std::sregex_iterator(); ++it)
-    out.insert(kLogsDir + "/" + std::string((*it)[2]));
+    out.insert(kMeasurementLogs + std::string((*it)[2]));
   for (auto it = std::sregex_iterator(text.begin(), text.end(), path); it != std::sregex_iterator(); ++it)
     if (std::string((*it)[1]).find("..") == std::string::npos) out.insert((*it)[1]);
   return out;
@@ -380,7 +376,8 @@ std::vector<std::string> rows_that_hold(const StatedNumber& n, const std::vector
     std::istringstream lines(quotable_text(*text, file, lab_folder));
     for (std::string line; std::getline(lines, line) && out.size() < 2;)
       if (backed_by(n.value, line) && row_speaks_of(line, n.unit)) {
-        const std::string cited = file.rfind(kLogsDir + "/", 0) == 0 ? file.substr(kLogsDir.size() + 1) : file;
+        const std::string cited =
+            starts_with(file, kMeasurementLogs) ? file.substr(std::string_view(kMeasurementLogs).size()) : file;
         out.push_back("<!-- row: " + cited + ": " + trim(line).substr(0, 60) + " -->");
       }
   }

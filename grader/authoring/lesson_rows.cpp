@@ -18,7 +18,7 @@ const std::string kRowClose = " -->";
 
 // A cited file's path from the course root: a bare log name is a log's.
 std::string resolved(const std::string& cited) {
-  return cited.find('/') == std::string::npos ? "docs/measurements/logs/" + cited : cited;
+  return cited.find('/') == std::string::npos ? kMeasurementLogs + cited : cited;
 }
 
 // The one distinct line of `text` holding `key`, or why there is not one.
@@ -79,7 +79,7 @@ std::vector<CitedRow> cited_rows(const std::string& lesson, const std::string& l
     if (std::none_of(c.key.begin(), c.key.end(), [](unsigned char ch) { return std::isalpha(ch); }))
       c.problem = "the row citation's key \"" + c.key + "\" names no row: cite the row's name, not only its number";
     else if (c.file.find("..") != std::string::npos || fs::path(c.file).is_absolute() ||
-             c.file.rfind("docs/measurements/", 0) != 0)
+             !starts_with(c.file, "docs/measurements/"))
       c.problem = "a row citation names \"" + c.file + "\", not a file under docs/measurements/";
     else if (const auto text = read_file(course_root / c.file))
       find_row(c, quotable_text(*text, c.file, lab_folder));

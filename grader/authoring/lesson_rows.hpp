@@ -17,6 +17,9 @@
 
 namespace grader {
 
+// Where the committed logs are, from the course root; a citation names a log by file name alone.
+inline constexpr const char* kMeasurementLogs = "docs/measurements/logs/";
+
 struct CitedRow {
   std::string file;                 // as cited, resolved relative to the course root
   std::string key;                  // as cited
