@@ -111,6 +111,27 @@ NcuValue global_loads_per_stored_value(const NcuReading& r) {
   return out;
 }
 
+// Bytes the threads read from shared memory (what their loads asked for) per
+// byte their global loads asked of L1 (in 32-byte sectors; a cp.async into
+// shared memory counts as a global load here). A tile is filled from global
+// memory and read back at least once, so shared bytes outnumber global ones; a
+// kernel whose taps come from global memory or from other lanes, with a few
+// shared loads for show, reads less from shared memory than from global. A
+// launch that read nothing from global memory at all (a tensor-memory copy fills
+// its tile) takes its shared bytes as the value.
+NcuValue shared_bytes_per_global_byte(const NcuReading& r) {
+  const double shared = r.v[0], global = r.v[1];
+  const double value = global > 0 ? shared / global : shared;
+  NcuValue out = with_summary(value, readable_amount(value), r);
+  out.details.push_back(count(shared) + " bytes read from shared memory, " + count(global) +
+                        " bytes asked of global memory by loads (cp.async included)");
+  if (global == 0 && shared > 0)
+    out.details.push_back("no global loads at all: every byte read came from shared memory");
+  if (shared == 0) out.details.push_back("the kernel read nothing from shared memory");
+  out.look_at = {"ld.global", "ld.global.nc", "ld.shared"};
+  return out;
+}
+
 NcuValue shared_instructions(const NcuReading& r) {
   NcuValue out = with_summary(r.v[0] + r.v[1], count(r.v[0] + r.v[1]), r);
   out.details.push_back(count(r.v[0]) + " shared-memory load and " + count(r.v[1]) + " store instructions (per warp)");
@@ -215,6 +236,18 @@ const std::vector<NcuMeasure>& ncu_measures() {
        NcuMeasure::at_most,
        false,
        true},
+      // The tile is where the taps come from, in bytes rather than
+      // instructions (a float4 or a token load meets a count): bytes read from
+      // shared memory per byte global loads asked for. On the H200, lab09's
+      // box tiles read 27 to 38 times the bytes from the tile that they load
+      // from global memory (docs/measurements/logs/h200-bytes-per-output.log);
+      // the plain 17 x 17 box reads none.
+      {"shared_bytes_per_global_byte",
+       "bytes read from shared memory per byte loaded from global memory",
+       {"sm__sass_data_bytes_mem_shared_op_ld.sum", "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum"},
+       shared_bytes_per_global_byte,
+       Symptom::memory_space,
+       NcuMeasure::at_least},
       // No shared memory at all: for a step whose measurement says plain
       // loads win, the kernel's shared-memory loads and stores, per launch.
       {"shared_memory_instructions",

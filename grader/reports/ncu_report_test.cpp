@@ -311,6 +311,41 @@ TEST(NcuReport, ABoundReadsTheSameInAFailureAndInGraderCheck) {
   EXPECT_EQ(global->details.front().rfind("8 global-memory load instructions", 0), 0u) << global->details.front();
 }
 
+// A launch's bytes: read from shared memory, and asked of global memory by loads.
+NcuLaunch launch_with_bytes(double shared_bytes, double global_bytes) {
+  NcuLaunch l;
+  l.blocks = 1024;
+  l.metrics = {{"sm__sass_data_bytes_mem_shared_op_ld.sum", shared_bytes},
+               {"l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum", global_bytes}};
+  return l;
+}
+
+// The tile is where the taps come from, in bytes: what float4 loads or a thread's
+// patch of outputs do to an instruction count, they do not do to the bytes.
+TEST(NcuReport, ATileReadsMoreFromSharedMemoryThanItLoadsFromGlobal) {
+  const auto* m = find_ncu_measure("shared_bytes_per_global_byte");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->rule, NcuMeasure::at_least);
+  const double outputs = 1024.0 * 1024;
+  // lab09's reference on the H200: 340 bytes from its tile and 8.98 from global memory per output.
+  const NcuJudgement tile = judge_launches(*m, {launch_with_bytes(340 * outputs, 8.98 * outputs)}, 2, 0);
+  EXPECT_EQ(tile.status, NcuJudgement::ok);
+  EXPECT_NEAR(tile.worst.value, 340 / 8.98, 1e-9);
+  // Taps from float4 patches of global memory (36 bytes an output), a shared load for show (4).
+  const NcuJudgement token = judge_launches(*m, {launch_with_bytes(4 * outputs, 36 * outputs)}, 2, 0);
+  EXPECT_EQ(token.status, NcuJudgement::fails);
+  EXPECT_NE(token.worst.details.front().find("bytes read from shared memory"), std::string::npos);
+  // Every launch is judged: an honest one cannot speak for one that takes its taps elsewhere.
+  const NcuJudgement mixed =
+      judge_launches(*m, {launch_with_bytes(340 * outputs, 9 * outputs), launch_with_bytes(0, 1392 * outputs)}, 2, 0);
+  EXPECT_EQ(mixed.status, NcuJudgement::fails);
+  EXPECT_EQ(mixed.worst_launch, 1u);
+  // A tile filled without global loads at all (a tensor-memory copy) passes on its shared bytes.
+  EXPECT_EQ(judge_launches(*m, {launch_with_bytes(340 * outputs, 0)}, 2, 0).status, NcuJudgement::ok);
+  // Nothing read from either: nothing shows a tile.
+  EXPECT_EQ(judge_launches(*m, {launch_with_bytes(0, 0)}, 2, 0).status, NcuJudgement::fails);
+}
+
 TEST(NcuReport, PlainLoadsExecuteNoSharedMemoryInstruction) {
   const auto* m = find_ncu_measure("shared_memory_instructions");
   ASSERT_NE(m, nullptr);
