@@ -301,6 +301,9 @@ bool matches(const std::string& opcode, const std::string& cls) {
   if (cls == "st.shared" && is_async_copy_into_shared(op)) return true;
   if (cls == "ld.global" && (is_async_copy_into_shared(op) || atomic_space(op) == "global")) return true;
   if (cls == "ld.shared" && starts_with(op, "ldmatrix.")) return true;
+  // The texture path is every read through the texture unit: a fetch, a gather
+  // (tex2Dgather), a surface read. None of them is a global load to ncu's LSU counters.
+  if (cls == "tex") return extends(op, "tex") || extends(op, "tld4") || extends(op, "suld");
   if (!extends(op, cls)) return false;
   return !(cls == "ld.global" && extends(op, "ld.global.nc"));
 }

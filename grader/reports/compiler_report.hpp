@@ -70,7 +70,8 @@ struct PtxModule {
 PtxModule parse_ptx(const std::string& text);
 
 // Instruction classes a manifest may name: "ld.shared", "st.shared", "bar.sync",
-// "ld.global.nc", "ld.const", "ld.local", "st.local", "tex", "ld.global",
+// "ld.global.nc", "ld.const", "ld.local", "st.local", "tex" (the texture path:
+// fetches, gathers and surface reads), "ld.global",
 // "st.global", "atom", "red", "shfl", "ld.generic" and "st.generic" (through a
 // generic pointer: the space is decided at run time, so a must-not list that
 // forbids a space forbids these too), "shared" (any instruction that names

@@ -347,6 +347,34 @@ TEST_F(RealCompile, TextureFetchIsTex) {
   EXPECT_FALSE(has_instruction(ptx("ldg_kernel"), "tex"));
 }
 
+// A gather and a surface read go through the texture unit as a fetch does: each
+// is "tex", so a step that forbids the texture path forbids them too.
+TEST(Ptx, TextureGatherAndSurfaceReadsAreTheTexturePath) {
+  const auto m = parse_ptx(R"(.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry _Z6gatherPf(.param .u64 p)
+{
+	tld4.r.2d.v4.f32.f32 	{%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];
+	ret;
+}
+.visible .entry _Z7surfacePf(.param .u64 p)
+{
+	suld.b.2d.b32.trap 	{%r1}, [%rd1, {%r2, %r3}];
+	ret;
+}
+.visible .entry _Z5plainPf(.param .u64 p)
+{
+	ld.global.nc.f32 	%f1, [%rd1];
+	ret;
+}
+)");
+  ASSERT_EQ(m.kernels.count("gather"), 1u);
+  EXPECT_TRUE(has_instruction(m.kernels.at("gather"), "tex"));
+  EXPECT_TRUE(has_instruction(m.kernels.at("surface"), "tex"));
+  EXPECT_FALSE(has_instruction(m.kernels.at("plain"), "tex"));
+}
+
 TEST_F(RealCompile, CalledDeviceFunctionCountsForItsKernel) {
   // The local array lives in pick(); the kernel's own body only calls it.
   EXPECT_TRUE(has_instruction(ptx("calls_helper_kernel"), "ld.local"));
