@@ -2,7 +2,7 @@
 // leak check of the two host-side vector adds.
 //
 // Cases: "dynamic_N" and "static_N" run vector_add_dynamic / vector_add_static on N
-// floats; "ROWSxCOLS" runs launch_scale_shift.
+// floats; "ROWSxCOLS" runs launch_scale_shift; "drift_N" runs launch_drift on N particles.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -258,6 +258,88 @@ class ScaleShift : public memlabs::Problem {
   memlabs::OutputBuffer<float> out_;
 };
 
+// ---- Part C ----
+
+constexpr float kDriftDt = 0.125f;  // a power of two: x + vx * dt differs from float64 only in the sum
+constexpr int kFields = 8;          // the floats of a Particle
+
+// The baseline: the same drift over an array of structures. A warp's 32 loads of x fall
+// 32 bytes apart, one sector each, and bring in the 28 bytes of each particle it does not use.
+__global__ void drift_aos(float* out, const Particle* p, int n, float dt) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = p[i].x + p[i].vx * dt;
+}
+
+// The structure of arrays interleaved into particles, once per fill (untimed).
+__global__ void interleave(Particle* aos, Particles soa, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  aos[i] = Particle{soa.x[i],  soa.y[i],  soa.z[i],    soa.vx[i],
+                    soa.vy[i], soa.vz[i], soa.mass[i], soa.charge[i]};
+}
+
+class Drift : public memlabs::Problem {
+ public:
+  explicit Drift(int n)
+      : n_(n), aos_(n),
+        // One multiply-add per particle: float against float64 differs by half an ulp of a
+        // result below 3 in size, one more where the product is rounded apart (no FMA).
+        out_("out", n, {n}, memlabs::Tolerance{1e-6, 1e-6}) {
+    for (auto& f : fields_) f = memlabs::DeviceBuffer<float>(n);
+  }
+
+  void fill(std::uint64_t seed, std::uint64_t) override {
+    seed_ = seed;
+    for (int f = 0; f < kFields; ++f)
+      memlabs::fill_uniform(field(f), n_, input_seed(seed_, 10 + f), -1.0f, 1.0f);
+    interleave<<<(n_ + kBlock - 1) / kBlock, kBlock>>>(aos_.data(), soa(), n_);
+    CUDA_CHECK(cudaGetLastError());
+  }
+
+  void run(memlabs::Variant v, cudaStream_t s) override {
+    if (v == memlabs::Variant::candidate) {
+      CANDIDATE_ONLY(launch_drift(out_.data(), soa(), n_, kDriftDt, s));
+    } else {
+      drift_aos<<<(n_ + kBlock - 1) / kBlock, kBlock, 0, s>>>(out_.data(), aos_.data(), n_, kDriftDt);
+    }
+  }
+
+  std::vector<memlabs::Output*> outputs() override { return {&out_}; }
+  // Each field an input of its own, so that a read past one array's end is a read past an input.
+  std::vector<memlabs::Input> inputs() const override {
+    static const char* names[kFields] = {"x", "y", "z", "vx", "vy", "vz", "mass", "charge"};
+    std::vector<memlabs::Input> in;
+    for (int f = 0; f < kFields; ++f)
+      in.push_back({names[f], fields_[f].data(), fields_[f].bytes()});
+    return in;
+  }
+
+  // What the drift needs: x and vx read, out written, 12 bytes a particle.
+  double bytes_moved() const override { return 3.0 * n_ * sizeof(float); }
+
+  std::vector<std::vector<double>> oracle() const override {
+    const auto x = memlabs::uniform_host(n_, input_seed(seed_, 10 + 0), -1.0f, 1.0f);
+    const auto vx = memlabs::uniform_host(n_, input_seed(seed_, 10 + 3), -1.0f, 1.0f);
+    std::vector<double> out(n_);
+    for (int i = 0; i < n_; ++i) out[i] = double(x[i]) + double(vx[i]) * double(kDriftDt);
+    return {out};
+  }
+
+ private:
+  float* field(int f) { return fields_[f].data(); }
+  const float* field(int f) const { return fields_[f].data(); }
+  Particles soa() const {
+    return Particles{field(0), field(1), field(2), field(3), field(4), field(5), field(6), field(7)};
+  }
+
+  int n_;
+  std::uint64_t seed_ = 0;
+  // The eight field arrays, each an allocation of its own: a read past one is a read past an input.
+  memlabs::DeviceBuffer<float> fields_[kFields];
+  memlabs::DeviceBuffer<Particle> aos_;  // the same particles interleaved, for the baseline
+  memlabs::OutputBuffer<float> out_;
+};
+
 // "prefix123" -> 123; false unless the rest is all digits.
 bool parse_count(const std::string& name, const std::string& prefix, int& n) {
   if (name.compare(0, prefix.size(), prefix) != 0) return false;
@@ -275,11 +357,12 @@ std::unique_ptr<memlabs::Problem> make(const std::string& name) {
     if (n > STATIC_CAPACITY) throw std::invalid_argument("static case larger than STATIC_CAPACITY: " + name);
     return std::make_unique<VectorAdd>(VectorAdd::Path::fixed, n);
   }
+  if (parse_count(name, "drift_", n)) return std::make_unique<Drift>(n);
   int rows = 0, cols = 0;
   char rest = 0;
   if (std::sscanf(name.c_str(), "%dx%d%c", &rows, &cols, &rest) == 2 && rows >= 1 && cols >= 1)
     return std::make_unique<ScaleShift>(rows, cols);
-  throw std::invalid_argument("case name is not dynamic_N, static_N or ROWSxCOLS: " + name);
+  throw std::invalid_argument("case name is not dynamic_N, static_N, drift_N or ROWSxCOLS: " + name);
 }
 
 }  // namespace
@@ -296,6 +379,10 @@ memlabs::LabDefinition memlabs::define_lab() {
            {"4097x33", "4097 x 33: tall and narrow"},
            {"1x1", "a single element"},
            {"1024x1024", "1024 x 1024: whole blocks only"},
-           {"8192x8192", "8192 x 8192 (256 MiB each way): the timing size"}},
+           {"8192x8192", "8192 x 8192 (256 MiB each way): the timing size"},
+           {"drift_1", "one particle"},
+           {"drift_4097", "4097 particles: one more than a multiple of any block"},
+           {"drift_1000003", "1,000,003 particles"},
+           {"drift_33554432", "32 Mi particles (128 MiB a field, 1 GiB as structures): the timing size"}},
           make};
 }

@@ -50,3 +50,16 @@ void launch_scale_shift(float* out, const float* in, const float* row_scale, con
 
   scale_shift_kernel<<<grid, block, 0, stream>>>(out, in, row_scale, col_shift, rows, cols);
 }
+
+// ---- Part C: which layout a warp reads ----
+
+// The drift reads two of a particle's eight fields. Over the structure of arrays, a
+// warp's 32 loads of x are 32 neighbouring floats of one array.
+__global__ void drift_kernel(float* out, Particles p, int n, float dt) {
+  // TODO(step 4): for i < n, store p.x[i] + p.vx[i] * dt into out[i], with i the thread's global index (~2 lines)
+}
+
+void launch_drift(float* out, Particles p, int n, float dt, cudaStream_t stream) {
+  const int block = 256;
+  drift_kernel<<<(n + block - 1) / block, block, 0, stream>>>(out, p, n, dt);
+}

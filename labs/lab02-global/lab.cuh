@@ -25,3 +25,21 @@ void vector_add_static(float* c, const float* a, const float* b, int n);
 // multiple of anything in particular.
 void launch_scale_shift(float* out, const float* in, const float* row_scale, const float* col_shift,
                         int rows, int cols, cudaStream_t stream);
+
+// ---- Part C: a record's fields, interleaved or each in an array of its own ----
+
+// One particle: eight floats, 32 bytes, its fields side by side. An array of these is
+// an array of structures: particle i's x lies 32 bytes after particle i - 1's.
+struct Particle {
+  float x, y, z, vx, vy, vz, mass, charge;
+};
+
+// The same particles as a structure of arrays: each field in a device array of its own,
+// n floats long, so particle i's x lies right after particle i - 1's.
+struct Particles {
+  const float *x, *y, *z, *vx, *vy, *vz, *mass, *charge;
+};
+
+// out[i] = x[i] + vx[i] * dt for every i < n, n >= 1: where each particle is after dt.
+// `out` is a device array of n floats.
+void launch_drift(float* out, Particles p, int n, float dt, cudaStream_t stream);
