@@ -239,7 +239,7 @@ const std::vector<NcuMeasure>& ncu_measures() {
       // The tile is where the taps come from, in bytes rather than
       // instructions (a float4 or a token load meets a count): bytes read from
       // shared memory per byte global loads asked for. On the H200, lab09's
-      // box tiles read 27 to 38 times the bytes from the tile that they load
+      // box tiles read 27 to 64 times the bytes from the tile that they load
       // from global memory (docs/measurements/logs/h200-bytes-per-output.log);
       // the plain 17 x 17 box reads none.
       {"shared_bytes_per_global_byte",
