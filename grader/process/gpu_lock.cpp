@@ -125,7 +125,11 @@ TurnsHeld& turns_held() {
 }
 }  // namespace
 
-bool whole_grade_turns() { return isolation_from_environment().mode == memlabs::IsolationMode::bwrap; }
+bool whole_grade_turns() {
+  const char* turns = std::getenv(kSandboxedTurnsVar);
+  if (turns && std::string(turns) == "per-run") return false;
+  return isolation_from_environment().mode == memlabs::IsolationMode::bwrap;
+}
 
 namespace {
 // The one exclusive turn the threads of a sandboxed grade share: the first takes

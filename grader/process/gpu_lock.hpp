@@ -52,6 +52,13 @@ class GpuTurn {
 // of its own pid namespace, and a compute-sanitizer or ncu run beside another
 // grade's sandboxed programs cannot tell its target apart. Timings then take
 // their turn in the grader, not in the referee, after the grade's tool runs.
+//
+// Since sandboxed tool runs take turns machine-wide (SandboxedToolTurn), a tool
+// run no longer has another sandboxed program under a tool beside it, and the
+// one turn for the whole grade may be more than is needed. GRADER_SANDBOXED_TURNS=per-run
+// (kSandboxedTurnsVar) gives a sandboxed grade the per-run turns a sealed one
+// takes, to measure on the GPU machine whether a batch stays sound and runs faster.
+inline constexpr const char* kSandboxedTurnsVar = "GRADER_SANDBOXED_TURNS";
 bool whole_grade_turns();
 
 // A turn on this process's GPU, saying on stderr that it waits and for whom.

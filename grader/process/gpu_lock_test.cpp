@@ -424,6 +424,19 @@ TEST_F(GpuLock, ASandboxedGradesRunsShareOneExclusiveTurn) {
   set_process_gpu_lock({});
 }
 
+// The measurement switch: a sandboxed grade with per-run turns, as a sealed one
+// takes them; any other value keeps the one turn for the whole grade.
+TEST_F(GpuLock, PerRunTurnsInASandboxOnlyWhenAskedFor) {
+  ::setenv(kIsolateVar, "bwrap", 1);
+  ::setenv(kSandboxedTurnsVar, "per-run", 1);
+  EXPECT_FALSE(whole_grade_turns());
+  ::setenv(kSandboxedTurnsVar, "whole-grade", 1);
+  EXPECT_TRUE(whole_grade_turns());
+  ::unsetenv(kSandboxedTurnsVar);
+  EXPECT_TRUE(whole_grade_turns());
+  ::unsetenv(kIsolateVar);
+}
+
 // Profiles that cannot use ncu's own lock take turns machine-wide on a file
 // beside the GPU's, one at a time, whichever process or thread asks; those that
 // can run a few at once (kProfilesAtOnce), never more; without a GPU lock
