@@ -4,13 +4,16 @@
 // candidate's timed launches run) from outside the program, which then cannot
 // tell a measured run from an unmeasured one (issue: evidence from the graded run).
 //
-// The probe runs itself twice: as the sampler (no argument) it enables CUPTI's
-// PM sampling on device 0, starts a copy of itself as the workload (`work`),
-// decodes the samples as they come, and prints each sample's time span and
-// counters, then each phase's sums. The workload runs three phases, each
-// bracketed by the GPU's global timer: kernels that read shared memory, a pause,
-// kernels that read global memory. Counters that rise in the first phase and not
-// in the last (and the other way round) were read across the process boundary.
+// The probe runs itself: as the sampler (no argument) it first starts a copy of
+// itself as the workload (`work`) with nothing sampled, then enables CUPTI's PM
+// sampling on device 0, starts the workload again, decodes the samples as they
+// come, and prints each sample's time span and counters. The workload runs three
+// phases, each bracketed by the GPU's global timer: kernels that read shared
+// memory, a pause, kernels that read global memory; it prints how many launches
+// each phase fit in (the two runs side by side: what sampling costs) and whether
+// it can tell it is sampled (its own attempt to enable PM sampling on the device).
+// Counters that rise in the first phase and not in the last (and the other way
+// round) were read across the process boundary.
 //
 // Metrics: every candidate below is tried alone first (a metric PM sampling
 // cannot collect is reported and dropped), then as many as one pass holds.
@@ -94,6 +97,23 @@ int work() {
   }
   cudaMemset(in, 0, n * sizeof(float));
   cudaDeviceSynchronize();
+  {
+    // Can the program tell? It asks for PM sampling on the same device itself.
+    CUpti_Profiler_Initialize_Params init = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+    const CUptiResult ri = cuptiProfilerInitialize(&init);
+    CUpti_PmSampling_Enable_Params enable = {CUpti_PmSampling_Enable_Params_STRUCT_SIZE};
+    enable.deviceIndex = 0;
+    const CUptiResult re = ri == CUPTI_SUCCESS ? cuptiPmSamplingEnable(&enable) : ri;
+    const char* text = "";
+    cuptiGetResultString(re, &text);
+    std::printf("work: its own cuptiPmSamplingEnable: %s (%d)\n", text, int(re));
+    if (re == CUPTI_SUCCESS) {
+      CUpti_PmSampling_Disable_Params disable = {CUpti_PmSampling_Disable_Params_STRUCT_SIZE};
+      disable.pPmSamplingObject = enable.pPmSamplingObject;
+      cuptiPmSamplingDisable(&disable);
+    }
+    std::fflush(stdout);
+  }
   phase("shared", d_t, [&] { shared_reads<<<4096, dim3(32, 8)>>>(out, 4096); });
   phase("idle", d_t, [] { std::this_thread::sleep_for(std::chrono::milliseconds(50)); });
   phase("global", d_t, [&] { global_reads<<<4096, 256>>>(out, in, n); });
@@ -174,7 +194,24 @@ struct Sample {
   std::vector<double> values;
 };
 
+// The workload as a child process, to its end; its exit status.
+int run_workload(const char* self) {
+  const pid_t child = fork();
+  if (child == 0) {
+    execl(self, self, "work", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 int sampler(const char* self) {
+  std::printf("sampler: the workload alone, nothing sampled\n");
+  std::fflush(stdout);
+  std::printf("sampler: workload exit %d\n", run_workload(self));
+  std::printf("sampler: the workload while this process samples the device\n");
+  std::fflush(stdout);
   if (cuInit(0) != CUDA_SUCCESS) {
     std::printf("sampler: cuInit failed\n");
     return 1;
