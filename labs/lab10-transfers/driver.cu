@@ -175,6 +175,7 @@ class Transfers : public memlabs::Problem {
     const void* out = buffers_.out;
     memlabs::Fact freed{"freed", false, ""};
     destroyed_ = true;
+    host_ok_ = false;  // the arrays are gone: a later run of this case computes nothing
     try {
       CANDIDATE_ONLY(destroy_host_buffers(buffers_));
       const bool left = memory_type(in) == cudaMemoryTypeHost || memory_type(out) == cudaMemoryTypeHost;
