@@ -18,8 +18,11 @@
 
 #include "lab.cuh"
 #include "lab_api.cuh"
+#include "memory_type.cuh"
 
 namespace {
+
+using memlabs::memory_type;
 
 // Texts are drawn from 64 characters, 26 of them lowercase, so about 40 % of
 // the characters change.
@@ -107,18 +110,6 @@ void for_records(int count, std::size_t bytes, const Work& work) {
     pool.emplace_back([&work, begin, end] { work(begin, end); });
   }
   for (auto& t : pool) t.join();
-}
-
-// The memory type of `p`, or -1 where CUDA does not know the address (after a
-// free, or an error, which is cleared so that it cannot surface at the next check).
-int memory_type(const void* p) {
-  if (p == nullptr) return -1;
-  cudaPointerAttributes a{};
-  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-    cudaGetLastError();
-    return -1;
-  }
-  return static_cast<int>(a.type);
 }
 
 std::string describe(const void* p) {

@@ -18,8 +18,11 @@
 
 #include "lab.cuh"
 #include "lab_api.cuh"
+#include "memory_type.cuh"
 
 namespace {
+
+using memlabs::memory_type;
 
 constexpr int kBlock = 256;
 
@@ -46,18 +49,6 @@ const CaseSpec kCases[] = {
 __global__ void transform_baseline(float* out, const float* in, std::size_t n) {
   const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
   if (i < n) out[i] = transform(in[i]);
-}
-
-// The memory type of `p`, or -1 where CUDA does not know the address (ordinary
-// host memory, or after a free; the error is cleared).
-int memory_type(const void* p) {
-  if (p == nullptr) return -1;
-  cudaPointerAttributes a{};
-  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-    cudaGetLastError();
-    return -1;
-  }
-  return static_cast<int>(a.type);
 }
 
 std::string describe(const void* p) {
