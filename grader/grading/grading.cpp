@@ -181,7 +181,7 @@ GradeReport LabGrader::run() {
     rep_.exit_code = failed_step ? kExitStepFailed : skipped_step ? kExitEnvironment : kExitPass;
     if (!s_.device.present) rep_.notes.push_back("no GPU: only the static checks ran (" + s_.device.reason + ")");
     if (!s_.course.state_note().empty()) rep_.notes.push_back(s_.course.state_note());
-    for (const auto& f : red_flags(read_file(rep_.submission).value_or("")))
+    for (const auto& f : red_flags(read_file(rep_.submission).value_or(""), m_.teaches))
       rep_.notes.push_back("kernel.cu:" + std::to_string(f.line) + ": " + f.what +
                            " (noted for whoever reads this grade; the checks decide)");
   }

@@ -22,7 +22,8 @@ namespace manifest_detail {
 namespace {
 
 const std::vector<std::string> kTopKeys = {"format_version", "id",    "title",   "student_file", "timeout_s",
-                                           "link",           "steps", "kernels", "bench_cases",  "symptom_hints"};
+                                           "link",           "steps", "kernels", "bench_cases",  "symptom_hints",
+                                           "teaches"};
 const std::vector<std::string> kStepKeys = {"id", "title", "points", "checks", "hints", "symptom_hints"};
 
 // A calibration keeps one threshold per step, timed kind and case (calibration.hpp's timed_check_id):
@@ -123,6 +124,8 @@ void read_lab_keys(const Reader& r, const json& j, Manifest& m) {
   // quote an effect that is too small to grade.
   if (auto* b = Reader::optional(j, "bench_cases")) m.bench_cases = r.text_list(*b, "bench_cases");
   if (auto* h = Reader::optional(j, "symptom_hints")) m.symptom_hints = r.text_map(*h, "symptom_hints");
+  // Red flags the lab's own technique raises (red_flags.hpp): not noted in its grades.
+  if (auto* t = Reader::optional(j, "teaches")) m.teaches = r.text_list(*t, "teaches");
 }
 
 // labs/symptom_hints.json: the hints every lab shares, one copy for the course.

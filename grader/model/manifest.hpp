@@ -105,6 +105,9 @@ struct Manifest {
   // Hints for what a failing check measured (its symptom), for every step; a
   // step's own symptom_hints win over these.
   std::map<std::string, std::string> symptom_hints;
+  // Kinds of red flag (grader/program/red_flags.hpp) that the lab's technique
+  // itself raises, so its grades do not note them: lab10 makes streams of its own.
+  std::vector<std::string> teaches;
   std::vector<Step> steps;
 
   const Step* find_step(int id) const;

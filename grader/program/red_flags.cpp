@@ -1,5 +1,6 @@
 #include "red_flags.hpp"
 
+#include <algorithm>
 #include <regex>
 #include <sstream>
 
@@ -50,40 +51,48 @@ std::string without_comments(const std::string& s) {
 }
 
 struct Pattern {
+  const char* kind;  // a lab.json's "teaches" names it (red_flag_kinds)
   std::regex re;
   const char* what;
 };
 
 const std::vector<Pattern>& patterns() {
   static const std::vector<Pattern> p = {
-      {std::regex(R"(/proc/)"), "reads /proc (how it was started, or another process)"},
-      {std::regex(R"(\b(getenv|secure_getenv|environ)\b)"), "reads the environment"},
-      {std::regex(R"(\b(fork|vfork|execl|execle|execlp|execv|execve|execvp|system|popen|posix_spawnp?)\s*\()"),
+      {"proc", std::regex(R"(/proc/)"), "reads /proc (how it was started, or another process)"},
+      {"environment", std::regex(R"(\b(getenv|secure_getenv|environ)\b)"), "reads the environment"},
+      {"processes",
+       std::regex(R"(\b(fork|vfork|execl|execle|execlp|execv|execve|execvp|system|popen|posix_spawnp?)\s*\()"),
        "starts processes"},
-      {std::regex(R"(\b(std::thread|std::jthread|pthread_create|std::async)\b)"), "starts host threads"},
-      {std::regex(R"(\bcudaStreamCreate\w*)"), "creates streams of its own"},
-      {std::regex(R"(\b(cudaGraph\w*|cudaStreamBeginCapture\w*)\b)"), "uses CUDA graphs"},
-      {std::regex(
+      {"threads", std::regex(R"(\b(std::thread|std::jthread|pthread_create|std::async)\b)"), "starts host threads"},
+      {"streams", std::regex(R"(\bcudaStreamCreate\w*)"), "creates streams of its own"},
+      {"graphs", std::regex(R"(\b(cudaGraph\w*|cudaStreamBeginCapture\w*)\b)"), "uses CUDA graphs"},
+      {"l2_window",
+       std::regex(
            R"(\b(accessPolicyWindow|cudaLimitPersistingL2CacheSize|cudaStreamSetAttribute|cudaCtxResetPersistingL2Cache|cudaLaunchAttributeAccessPolicyWindow|annotated_ptr|createpolicy)\b)"),
        "keeps lines in L2 across launches"},
-      {std::regex(R"(\b(cublas\w*|cusparse\w*|cub::|thrust::))"),
+      {"libraries", std::regex(R"(\b(cublas\w*|cusparse\w*|cub::|thrust::))"),
        "calls a library to do work the step's kernels must do"},
-      {std::regex(R"(\b(dlopen|dlsym)\b)"), "loads code at run time"},
-      {std::regex(R"(\b(ptrace|process_vm_readv|process_vm_writev)\b)"), "reads or writes another process"},
-      {std::regex(R"(\b(socket|connect)\s*\()"), "opens sockets"},
-      {std::regex(R"(\b(kill|killpg|tgkill|sigqueue)\s*\()"), "signals other processes"},
-      {std::regex(R"(\b(setsid|daemon|setpgid)\s*\()"), "leaves its session (a process that outlives its run)"},
-      {std::regex(R"(__attribute__\s*\(\(\s*(constructor|destructor))"), "runs code before or after main"},
-      {std::regex(R"(\b(cudaDeviceReset|cudaSetDevice|cudaDeviceSetLimit|cudaDeviceSetCacheConfig)\b)"),
+      {"dlopen", std::regex(R"(\b(dlopen|dlsym)\b)"), "loads code at run time"},
+      {"other_processes", std::regex(R"(\b(ptrace|process_vm_readv|process_vm_writev)\b)"),
+       "reads or writes another process"},
+      {"sockets", std::regex(R"(\b(socket|connect)\s*\()"), "opens sockets"},
+      {"signals", std::regex(R"(\b(kill|killpg|tgkill|sigqueue)\s*\()"), "signals other processes"},
+      {"sessions", std::regex(R"(\b(setsid|daemon|setpgid)\s*\()"),
+       "leaves its session (a process that outlives its run)"},
+      {"constructors", std::regex(R"(__attribute__\s*\(\(\s*(constructor|destructor))"),
+       "runs code before or after main"},
+      {"device_state", std::regex(R"(\b(cudaDeviceReset|cudaSetDevice|cudaDeviceSetLimit|cudaDeviceSetCacheConfig)\b)"),
        "changes the device's state"},
-      {std::regex(R"(\b(clock_gettime|gettimeofday|std::chrono|cudaEventElapsedTime)\b)"),
+      {"host_time", std::regex(R"(\b(clock_gettime|gettimeofday|std::chrono|cudaEventElapsedTime)\b)"),
        "measures time (a timed run can be told apart by it)"},
-      {std::regex(R"(\b(clock64|clock|__globaltimer)\s*\(|%globaltimer)"), "reads a GPU clock inside a kernel"},
-      {std::regex(R"(\b(cudaGetDriverEntryPoint\w*|cuGetProcAddress\w*|cuCtxCreate\w*|cuGreenCtxCreate\w*)\b)"),
+      {"gpu_clock", std::regex(R"(\b(clock64|clock|__globaltimer)\s*\(|%globaltimer)"),
+       "reads a GPU clock inside a kernel"},
+      {"driver_api",
+       std::regex(R"(\b(cudaGetDriverEntryPoint\w*|cuGetProcAddress\w*|cuCtxCreate\w*|cuGreenCtxCreate\w*)\b)"),
        "reaches the driver API or makes a context of its own"},
-      {std::regex(R"(\b(recvmsg|sendmsg|recv|send|read|write)\s*\(\s*3\b|\b(recvmsg|sendmsg)\s*\()"),
+      {"referee_socket", std::regex(R"(\b(recvmsg|sendmsg|recv|send|read|write)\s*\(\s*3\b|\b(recvmsg|sendmsg)\s*\()"),
        "touches the referee's socket (descriptor 3) or defines the calls that read it"},
-      {std::regex(R"(\b(apply_access_property|access_property|evict_last|discard_memory)\b)"),
+      {"l2_hints", std::regex(R"(\b(apply_access_property|access_property|evict_last|discard_memory)\b)"),
        "gives the L2 cache hints about what to keep"},
   };
   return p;
@@ -91,16 +100,26 @@ const std::vector<Pattern>& patterns() {
 
 }  // namespace
 
-std::vector<RedFlag> red_flags(const std::string& source) {
+std::vector<RedFlag> red_flags(const std::string& source, const std::vector<std::string>& taught) {
   std::vector<RedFlag> out;
   std::istringstream in(without_comments(source));
   std::size_t n = 0;
   for (std::string line; std::getline(in, line);) {
     ++n;
     for (const auto& p : patterns())
-      if (std::regex_search(line, p.re)) out.push_back({n, p.what});
+      if (std::find(taught.begin(), taught.end(), p.kind) == taught.end() && std::regex_search(line, p.re))
+        out.push_back({n, p.kind, p.what});
   }
   return out;
+}
+
+const std::vector<std::string>& red_flag_kinds() {
+  static const std::vector<std::string> kinds = [] {
+    std::vector<std::string> k;
+    for (const auto& p : patterns()) k.push_back(p.kind);
+    return k;
+  }();
+  return kinds;
 }
 
 }  // namespace grader

@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 
 namespace fs = std::filesystem;
 
@@ -67,6 +69,19 @@ TEST(RedFlags, APersistingWindowByAnyRoute) {
   }
 }
 
+// What labs/<lab>/lab.json says its technique raises ("teaches"); each must be a kind red_flags knows.
+std::vector<std::string> taught_by(const fs::path& lab_json) {
+  std::vector<std::string> taught;
+  if (!fs::exists(lab_json)) return taught;
+  const auto j = nlohmann::json::parse(read(lab_json));
+  if (j.contains("teaches")) taught = j.at("teaches").get<std::vector<std::string>>();
+  for (const auto& k : taught)
+    EXPECT_NE(std::find(grader::red_flag_kinds().begin(), grader::red_flag_kinds().end(), k),
+              grader::red_flag_kinds().end())
+        << lab_json << " teaches \"" << k << "\", which is no kind of red flag";
+  return taught;
+}
+
 TEST(RedFlags, NoneInHonestWork) {
   const fs::path root = COURSE_ROOT;
   std::size_t files = 0;
@@ -76,11 +91,21 @@ TEST(RedFlags, NoneInHonestWork) {
       const std::string name = e.path().filename().string();
       if (e.path().extension() != ".cu" || (dir.filename() == "fixtures" && name.rfind("alt_", 0) != 0)) continue;
       ++files;
-      for (const auto& f : grader::red_flags(read(e.path())))
+      const auto taught = taught_by(root / "labs" / e.path().parent_path().filename() / "lab.json");
+      for (const auto& f : grader::red_flags(read(e.path()), taught))
         ADD_FAILURE() << e.path() << ":" << f.line << ": " << f.what;
     }
   }
   if (files == 0) GTEST_SKIP() << "no solutions or fixtures (a published copy)";
+}
+
+// A lab that teaches a technique does not have it noted; every other lab does.
+TEST(RedFlags, WhatALabTeachesIsNoRedFlagThere) {
+  const std::string pipeline = "cudaStream_t s;\ncudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);\n";
+  ASSERT_EQ(grader::red_flags(pipeline).size(), 1u);
+  EXPECT_EQ(grader::red_flags(pipeline).front().kind, "streams");
+  EXPECT_TRUE(grader::red_flags(pipeline, {"streams"}).empty());
+  EXPECT_EQ(grader::red_flags(pipeline + "std::getenv(\"X\");\n", {"streams"}).size(), 1u);
 }
 
 // The attacks that read /proc, start daemons or signal the grader are flagged.
