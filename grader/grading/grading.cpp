@@ -85,6 +85,8 @@ CheckResult LabGrader::check(const Check& c) {
       return check_ncu(c);
     case CheckKind::sanitizer:
       return check_sanitizer(c);
+    case CheckKind::overlap:
+      return check_overlap(c);
     case CheckKind::speedup:
     case CheckKind::fraction_of_peak:
     case CheckKind::fraction_of_library:

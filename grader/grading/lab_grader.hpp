@@ -54,6 +54,8 @@ class LabGrader {
   CheckResult ncu_run_failed(const Check& c, const NcuLog& log, const RunnerOutcome& out);
   CheckResult instead_of_ncu(const Check& c, const std::string& why);
   CheckResult check_sanitizer(const Check& c);
+  CheckResult check_overlap(const Check& c);
+  ToolCall trace_call(const Check& c, const std::filesystem::path& library);
   void run_correctness();
   // The output elements of `case_name` as the referee counted them in the
   // correctness run; nothing when that run did not report the case.

@@ -21,7 +21,18 @@ inline constexpr int kManifestFormatVersion = 1;
 // The kinds of check format 1 knows, in the order error messages list them.
 // Everything else about a kind is in its row of check_kinds(); a report names
 // a kind by its lab.json name (name_of).
-enum class CheckKind { correct, speedup, fraction_of_peak, ptxas, ptx, api, fraction_of_library, ncu, sanitizer };
+enum class CheckKind {
+  correct,
+  speedup,
+  fraction_of_peak,
+  ptxas,
+  ptx,
+  api,
+  fraction_of_library,
+  ncu,
+  sanitizer,
+  overlap
+};
 
 struct Check {
   CheckKind kind = CheckKind::correct;
@@ -29,9 +40,9 @@ struct Check {
   std::vector<std::string> must_contain, must_not_contain;             // ptx
   std::optional<int> max_stack_frame, max_spill_bytes, max_registers;  // ptxas
   std::vector<std::string> cases;                                      // correct, sanitizer
-  std::string case_name;           // speedup, fraction_of_peak, fraction_of_library, api, ncu ("case" in JSON)
+  std::string case_name;           // speedup, fraction_of_peak, fraction_of_library, api, ncu, overlap ("case" in JSON)
   std::vector<std::string> facts;  // api: facts that must hold (empty: every reported fact)
-  double min = 0;                  // speedup: > 0; fraction_of_peak: in (0, 1]
+  double min = 0;                  // speedup: > 0; fraction_of_peak, overlap: in (0, 1]
   std::string over = "baseline";   // speedup
   std::string metric;              // ncu: a measure ncu_report.hpp knows
   double max = 0;                  // ncu: an at-most measure must not exceed it

@@ -131,6 +131,14 @@ void read_api(const Reader& r, const json& v, const std::string& path, Check& c)
   }
 }
 
+// A traced run of `case` (grader/probe/trace_injection.cpp): at least `min` of
+// the span of the program's copies and kernels must have two kinds of work at once.
+void read_overlap(const Reader& r, const json& v, const std::string& path, Check& c) {
+  c.case_name = r.text(r.required(v, path, "case", "the name of a case"), at(path, "case"));
+  const std::string expected = "a number in (0, 1] (a fraction of the span, not a percentage)";
+  c.min = r.number(r.required(v, path, "min", expected), at(path, "min"), 0, 1, expected);
+}
+
 // A hardware-counter check: one launch of `kernel` in `case`, profiled by ncu;
 // the measure must not exceed `max`. Where ncu cannot run, `fallback` (a
 // check of another kind) grades the step instead.
@@ -244,6 +252,12 @@ std::string api_in_words(const Check& c) {
          at_case(c);
 }
 
+std::string overlap_in_words(const Check& c) {
+  return "`overlap`: in a traced run" + at_case(c) +
+         ", copies to the GPU, copies back and kernels run side by side for at least " + percent(c.min) +
+         " of the time from the first copy to the last";
+}
+
 std::string ncu_in_words(const Check& c) {
   const NcuMeasure* m = find_ncu_measure(c.metric);
   const std::string unit = m ? m->unit : c.metric;
@@ -345,6 +359,8 @@ const std::vector<CheckKindTraits>& check_kinds() {
        std::nullopt,
        2,
        sanitizer_in_words},
+      // A traced run costs about what a compute-sanitizer run does: the program once, with CUPTI.
+      {CheckKind::overlap, "overlap", {"kind", "case", "min"}, read_overlap, false, std::nullopt, 2, overlap_in_words},
   };
   return kinds;
 }

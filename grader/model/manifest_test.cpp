@@ -638,9 +638,9 @@ TEST(CheckKinds, OneTableSaysEverythingAboutEachKind) {
   EXPECT_EQ(names, std::set<std::string>(known_check_kinds().begin(), known_check_kinds().end()));
   // Every kind has its row, and its row names it.
   const std::vector<CheckKind> all = {
-      CheckKind::correct,  CheckKind::speedup, CheckKind::fraction_of_peak,    CheckKind::ptxas,
-      CheckKind::ptx,      CheckKind::api,     CheckKind::fraction_of_library, CheckKind::ncu,
-      CheckKind::sanitizer};
+      CheckKind::correct,   CheckKind::speedup, CheckKind::fraction_of_peak,    CheckKind::ptxas,
+      CheckKind::ptx,       CheckKind::api,     CheckKind::fraction_of_library, CheckKind::ncu,
+      CheckKind::sanitizer, CheckKind::overlap};
   EXPECT_EQ(check_kinds().size(), all.size());
   for (CheckKind k : all) {
     EXPECT_EQ(traits_of(k).kind, k) << name_of(k);

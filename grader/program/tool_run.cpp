@@ -79,7 +79,8 @@ class TaskPeak {
 void describe_tool_outcome(const ToolCall& call, RunnerOutcome& out) {
   if (!out.child.started) {
     out.category = RunCategory::error;
-    out.message = "could not start " + call.tool.at(0) + ": " + out.child.start_error;
+    out.message = "could not start " + (call.tool.empty() ? call.worker.string() : call.tool.front()) + ": " +
+                  out.child.start_error;
   } else if (out.child.interrupted) {
     throw Interrupted();
   } else if (out.child.cancelled) {
@@ -162,6 +163,19 @@ ProfilerPlace place_the_profiles(const ToolCall& call, std::optional<SealedRun>&
 
 }  // namespace
 
+namespace {
+// The program's environment under a tool: the submission's, then the call's own.
+std::vector<std::string> tool_environment(const ToolCall& call) {
+  std::vector<std::string> env = memlabs::submission_environment(memlabs::this_process_environment());
+  // Under ncu and compute-sanitizer, one hardware queue: the context starts sooner, and
+  // neither tool's checks depend on streams overlapping (hardware_queues.hpp). Not for
+  // a traced run (no tool): its check is whether streams overlap.
+  if (!call.tool.empty()) env.push_back(memlabs::kOneHardwareQueue);
+  env.insert(env.end(), call.env.begin(), call.env.end());
+  return env;
+}
+}  // namespace
+
 RunnerOutcome call_tool(const ToolCall& call) {
   RunnerOutcome out;
   fs::create_directories(call.work_dir);
@@ -175,10 +189,7 @@ RunnerOutcome call_tool(const ToolCall& call) {
   o.cancel = call.cancel;
   o.stdout_file = call.work_dir / "stdout.txt";
   o.stderr_file = call.work_dir / "stderr.txt";
-  o.env = memlabs::submission_environment(memlabs::this_process_environment());
-  // One hardware queue: the context starts sooner, and neither tool's checks
-  // depend on streams overlapping (hardware_queues.hpp).
-  o.env->push_back(memlabs::kOneHardwareQueue);
+  o.env = tool_environment(call);
   std::optional<PrivateTmpdir> tmpdir;
   const ProfilerPlace profiles = place_the_profiles(call, sealed, tmpdir, *o.env);
   if (isolation.enabled()) {
@@ -221,6 +232,13 @@ RunnerOutcome call_tool(const ToolCall& call) {
                   std::to_string(sandbox.processes) + "), so the tool could not work in it";
   }
   return out;
+}
+
+fs::path trace_library() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  const fs::path library = exe.parent_path() / "trace" / "libmemlabs-trace.so";
+  return !ec && fs::is_regular_file(library, ec) ? library : fs::path();
 }
 
 std::string tool_machinery_failure(const RunnerOutcome& outcome, const std::string& log) {

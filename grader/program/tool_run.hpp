@@ -27,7 +27,14 @@ struct ToolCall {
   // (ProfilerTurn, gpu_lock.hpp): shared where ncu's own lock file orders the
   // profiles, alone with a TMPDIR of its own where that file is another user's.
   bool profiles = false;
+  // More of the program's environment ("NAME=value"): a library to inject
+  // (CUDA_INJECTION64_PATH), whose folder the seal then lets the program read.
+  std::vector<std::string> env;
 };
+
+// The overlap check's injection library (grader/probe/trace_injection.cpp),
+// alone in bin/trace/ next to the grader; empty when it was not built.
+std::filesystem::path trace_library();
 
 // category ok when the program ran to its end under the tool; otherwise
 // timeout, crash, cuda_error, error, cancelled or process_limit, with a sentence.

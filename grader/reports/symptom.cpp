@@ -67,6 +67,8 @@ const char* name_of(Symptom s) {
       return "bank_conflicts";
     case Symptom::uncoalesced:
       return "uncoalesced";
+    case Symptom::no_overlap:
+      return "no_overlap";
     case Symptom::memory_space:
       return "memory_space";
     case Symptom::not_the_named_kernel:
@@ -131,12 +133,14 @@ int rank_of(Symptom s) {
       return 17;
     case Symptom::local_memory:
       return 18;
+    case Symptom::no_overlap:
+      return 19;  // the work ran one thing at a time: explains a pipeline's missing speedup
     case Symptom::early_reply:
-      return 19;  // the reply came before the outputs were written: explains a short time
+      return 20;  // the reply came before the outputs were written: explains a short time
     case Symptom::implausibly_fast:
-      return 20;
-    case Symptom::interference:
       return 21;
+    case Symptom::interference:
+      return 22;
     // explain nothing else
     case Symptom::mismatch:
     case Symptom::timeout:

@@ -52,6 +52,8 @@ enum class Symptom {
   memory_space,
   not_the_named_kernel,
   not_your_kernel,
+  // a traced run: copies and kernels one after another where they should overlap
+  no_overlap,
   // compute-sanitizer
   race,
   out_of_bounds,
@@ -94,6 +96,7 @@ inline constexpr Symptom kEverySymptom[] = {Symptom::mismatch,
                                             Symptom::memory_space,
                                             Symptom::not_the_named_kernel,
                                             Symptom::not_your_kernel,
+                                            Symptom::no_overlap,
                                             Symptom::race,
                                             Symptom::out_of_bounds,
                                             Symptom::uninitialized,
