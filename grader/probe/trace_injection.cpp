@@ -67,7 +67,14 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   lines() += out;
 }
 
-// At exit, before the CUDA runtime tears the context down: every record, then the lines.
+// As a context goes away (the runtime's own teardown at exit may come before ours):
+// its records, while they can still be read.
+void CUPTIAPI on_resource(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void*) {
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE && id == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+// At exit: every record left, then the lines.
 void print_at_exit() {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   const std::lock_guard<std::mutex> hold(lines_mutex());
@@ -85,6 +92,9 @@ extern "C" int InitializeInjection(void) {
   if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS ||
       cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY) != CUPTI_SUCCESS)
     return 0;
+  CUpti_SubscriberHandle subscriber;
+  if (cuptiSubscribe(&subscriber, reinterpret_cast<CUpti_CallbackFunc>(on_resource), nullptr) == CUPTI_SUCCESS)
+    cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
   std::atexit(print_at_exit);
   return 1;
 }
