@@ -69,14 +69,28 @@ std::size_t tasks_of_user(uid_t uid) {
   return n;
 }
 
-fs::path seal_launcher() {
+namespace {
+// `name` in the folder of the grader's own binary, where its build puts the files
+// it hands a sealed program (empty path: /proc/self/exe could not be read).
+fs::path beside_the_grader(const fs::path& name) {
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  const fs::path launcher = exe.parent_path() / "grader-seal";
-  if (ec || ::access(launcher.c_str(), X_OK) != 0)
+  return ec ? fs::path() : exe.parent_path() / name;
+}
+}  // namespace
+
+fs::path seal_launcher() {
+  const fs::path launcher = beside_the_grader("grader-seal");
+  if (launcher.empty() || ::access(launcher.c_str(), X_OK) != 0)
     throw std::runtime_error("grader-seal, which fences in a submission's code, is missing next to the grader (" +
                              launcher.string() + "): build it with `cmake --build build`");
   return launcher;
+}
+
+fs::path trace_library() {
+  const fs::path library = beside_the_grader(fs::path("trace") / "libmemlabs-trace.so");
+  std::error_code ec;
+  return !library.empty() && fs::is_regular_file(library, ec) ? library : fs::path();
 }
 
 std::string seal_refusal(const IsolationSettings& s) {

@@ -19,6 +19,10 @@ namespace grader {
 // The launcher, next to this grader (build/bin/grader-seal). Throws
 // EnvironmentError-like std::runtime_error when it is missing.
 std::filesystem::path seal_launcher();
+// The overlap check's injection library (grader/probe/trace_injection.cpp), alone
+// in bin/trace/ next to the grader, so that a sealed program reading it reads
+// nothing else of the build; empty when it was not built (no CUPTI).
+std::filesystem::path trace_library();
 
 // Whether a grade with these settings may run submission code here, and if
 // not why: isolation for credit (a batch, Gradescope, Slurm) outside bwrap

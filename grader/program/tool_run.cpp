@@ -161,9 +161,6 @@ ProfilerPlace place_the_profiles(const ToolCall& call, std::optional<SealedRun>&
   return place;
 }
 
-}  // namespace
-
-namespace {
 // The program's environment under a tool: the submission's, then the call's own.
 std::vector<std::string> tool_environment(const ToolCall& call) {
   std::vector<std::string> env = memlabs::submission_environment(memlabs::this_process_environment());
@@ -232,13 +229,6 @@ RunnerOutcome call_tool(const ToolCall& call) {
                   std::to_string(sandbox.processes) + "), so the tool could not work in it";
   }
   return out;
-}
-
-fs::path trace_library() {
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  const fs::path library = exe.parent_path() / "trace" / "libmemlabs-trace.so";
-  return !ec && fs::is_regular_file(library, ec) ? library : fs::path();
 }
 
 std::string tool_machinery_failure(const RunnerOutcome& outcome, const std::string& log) {

@@ -32,10 +32,6 @@ struct ToolCall {
   std::vector<std::string> env;
 };
 
-// The overlap check's injection library (grader/probe/trace_injection.cpp),
-// alone in bin/trace/ next to the grader; empty when it was not built.
-std::filesystem::path trace_library();
-
 // category ok when the program ran to its end under the tool; otherwise
 // timeout, crash, cuda_error, error, cancelled or process_limit, with a sentence.
 RunnerOutcome call_tool(const ToolCall& call);
