@@ -4,6 +4,7 @@
 // their span copies in, copies out and kernels ran side by side.
 #include "activity.hpp"
 #include "lab_grader.hpp"
+#include "sealed_run.hpp"
 #include "text.hpp"
 #include "trace_report.hpp"
 
@@ -14,6 +15,38 @@ namespace grader {
 namespace {
 
 std::string milliseconds(double ns) { return fixed(ns / 1e6, 2) + " ms"; }
+
+// The verdict on a trace's overlap: every kind of work present, and enough of the span side by side.
+CheckResult overlap_result(const Check& c, const Overlap& o) {
+  CheckResult r;
+  r.kind = c.kind;
+  r.data = {{"case", c.case_name},
+            {"fraction", o.fraction()},
+            {"min", c.min},
+            {"span_ns", o.span_ns},
+            {"overlapped_ns", o.overlapped_ns},
+            {"copies_in", o.copies_in},
+            {"copies_out", o.copies_out},
+            {"kernels", o.kernels}};
+  r.summary = "at " + c.case_name + ", copies and kernels ran side by side for " + fixed(100 * o.fraction(), 0) +
+              " % of " + milliseconds(o.span_ns);
+  r.details.push_back(std::to_string(o.copies_in) + " copies to the GPU (" + milliseconds(o.copy_in_ns) + "), " +
+                      std::to_string(o.kernels) + " kernels (" + milliseconds(o.kernel_ns) + "), " +
+                      std::to_string(o.copies_out) + " copies back (" + milliseconds(o.copy_out_ns) +
+                      "), from the first to the last");
+  if (o.copies_in == 0 || o.copies_out == 0 || o.kernels == 0) {
+    r.status = Outcome::fail;
+    r.symptom = Symptom::no_overlap;
+    r.summary = "at " + c.case_name + ", your program made " + std::to_string(o.copies_in) + " copies to the GPU, " +
+                std::to_string(o.kernels) + " kernels and " + std::to_string(o.copies_out) +
+                " copies back: the step asks for all three, side by side";
+  } else if (o.fraction() < c.min) {
+    r.status = Outcome::fail;
+    r.symptom = Symptom::no_overlap;
+    r.summary += ", needs at least " + fixed(100 * c.min, 0) + " %";
+  }
+  return r;
+}
 
 }  // namespace
 
@@ -46,41 +79,21 @@ CheckResult LabGrader::check_overlap(const Check& c) {
                              .get();
   if (const std::string why = tool_machinery_failure(run.outcome, run.log); !why.empty())
     return skipped(c, "not graded: your traced program " + why + ": the grader's own failure, not your program's");
-  if (!run.outcome.ok()) return failed(c, run.outcome.message, symptom_of(run.outcome.category));
   const Trace trace = parse_trace(run.log);
+  if (!run.outcome.ok()) {
+    // The library prints at exit, so a program that ends badly leaves no trace of its own
+    // either way. Only a trace begun says the library worked and the program is to blame;
+    // without one, the step's speed check at the same case says whether it runs there.
+    if (recorded_anything(trace)) return failed(c, run.outcome.message, symptom_of(run.outcome.category));
+    return skipped(c, "not graded: your program, traced at " + c.case_name + ", " + run.outcome.message +
+                          ", before the tracing library had recorded anything: this says nothing of your program "
+                          "until the library is seen working (the speed check at the same case times it untraced)");
+  }
   const std::vector<TraceInterval> part = candidate_part(trace);
   if (!trace.ended || part.empty())
     return skipped(c, "not graded: the trace of your program at " + c.case_name +
                           " recorded nothing (the tracing library did not start in it): the grader's own failure");
-  const Overlap o = measure_overlap(part);
-  CheckResult r;
-  r.kind = c.kind;
-  r.data = {{"case", c.case_name},
-            {"fraction", o.fraction()},
-            {"min", c.min},
-            {"span_ns", o.span_ns},
-            {"overlapped_ns", o.overlapped_ns},
-            {"copies_in", o.copies_in},
-            {"copies_out", o.copies_out},
-            {"kernels", o.kernels}};
-  r.summary = "at " + c.case_name + ", copies and kernels ran side by side for " + fixed(100 * o.fraction(), 0) +
-              " % of " + milliseconds(o.span_ns);
-  r.details.push_back(std::to_string(o.copies_in) + " copies to the GPU (" + milliseconds(o.copy_in_ns) + "), " +
-                      std::to_string(o.kernels) + " kernels (" + milliseconds(o.kernel_ns) + "), " +
-                      std::to_string(o.copies_out) + " copies back (" + milliseconds(o.copy_out_ns) +
-                      "), from the first to the last");
-  if (o.copies_in == 0 || o.copies_out == 0 || o.kernels == 0) {
-    r.status = Outcome::fail;
-    r.symptom = Symptom::no_overlap;
-    r.summary = "at " + c.case_name + ", your program made " + std::to_string(o.copies_in) + " copies to the GPU, " +
-                std::to_string(o.kernels) + " kernels and " + std::to_string(o.copies_out) +
-                " copies back: the step asks for all three, side by side";
-  } else if (o.fraction() < c.min) {
-    r.status = Outcome::fail;
-    r.symptom = Symptom::no_overlap;
-    r.summary += ", needs at least " + fixed(100 * c.min, 0) + " %";
-  }
-  return r;
+  return overlap_result(c, measure_overlap(part));
 }
 
 }  // namespace grader

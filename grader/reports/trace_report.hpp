@@ -26,6 +26,10 @@ struct Trace {
 // program's own and are skipped, as are malformed ones.
 Trace parse_trace(const std::string& text);
 
+// Whether the library recorded anything: a traced run that ended badly without
+// one line of it never had the library working, and says nothing of the program.
+inline bool recorded_anything(const Trace& t) { return t.ended || !t.intervals.empty(); }
+
 // What the candidate ran: the intervals that start after the harness's marker
 // kernel (common/protocol/candidate_marker.hpp) ends, in start order, less the
 // copies in that start after its last kernel ended (the harness's own, moving

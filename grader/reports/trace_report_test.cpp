@@ -32,6 +32,10 @@ TEST(TraceReport, ReadsItsOwnLinesAndSkipsTheRest) {
   EXPECT_EQ(t.intervals[2].kind, TraceInterval::copy_out);
   EXPECT_EQ(t.intervals[2].stream, 9u);
   EXPECT_FALSE(parse_trace(line("copy", 1, 2, 7, "htod 4")).ended) << "a program that died before its exit";
+  // A run that died before it printed a line of the trace: nothing says the library worked.
+  EXPECT_FALSE(recorded_anything(parse_trace("the program's own line\n")));
+  EXPECT_TRUE(recorded_anything(parse_trace(line("copy", 1, 2, 7, "htod 4"))));
+  EXPECT_TRUE(recorded_anything(parse_trace("memlabs-trace end\n")));
 }
 
 // One thing at a time: no overlap at all. The harness's copy of the results
