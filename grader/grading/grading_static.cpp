@@ -25,6 +25,14 @@ std::vector<std::string> ptx_failure_details(const Check& c, const PtxModule& pt
   if (lacks("ld.shared")) out.push_back("the kernel does not read shared memory yet");
   if (lacks("bar.sync"))
     out.push_back("no __syncthreads(): threads would read shared memory that other threads have not written yet");
+  if (lacks("cp.async"))
+    out.push_back("no asynchronous copy into shared memory: the tile still passes through registers (or is not there)");
+  if (lacks("cp.async.bulk")) out.push_back("no bulk copy (cp.async.bulk): the tile's rows do not come by the TMA yet");
+  if (lacks("mbarrier")) out.push_back("no mbarrier: nothing for the bulk copies to complete on");
+  if (lacks("partial_wait"))
+    out.push_back(
+        "every wait for the copies waits for all of them (cp.async.wait_group 0 or wait_all): the next "
+        "strip's copies are never in flight while the block computes");
   if (lacks("global_variable"))
     out.push_back(ptx.global_variables.empty()
                       ? "the module declares no __device__ array"
@@ -55,6 +63,9 @@ std::vector<std::string> in_place_of(const std::vector<std::string>& missing) {
       {"bar.sync", {"st.shared", "ld.shared"}},
       {"ld.shared", {"ld.global", "ld.global.nc"}},
       {"st.shared", {"ld.global", "ld.global.nc"}},
+      {"cp.async", {"ld.global", "ld.global.nc"}},
+      {"cp.async.bulk", {"cp.async", "ld.global", "ld.global.nc"}},
+      {"partial_wait", {"cp.async.wait_group", "cp.async.wait_all"}},
   };
   std::vector<std::string> out;
   for (const auto& cls : missing)

@@ -277,6 +277,18 @@ bool is_async_copy_into_shared(const std::string& op) {
   return spaces.size() >= 2 && spaces[0] == "shared" && spaces[1] == "global";
 }
 
+// A wait that can leave copies in flight: every cp.async group but the N
+// newest (N >= 1), or one mbarrier's phase, which only the copies that complete
+// on that barrier finish. The count is cp.async.wait_group's immediate operand.
+bool is_partial_wait(const std::string& op, const std::string& operands) {
+  if (starts_with(op, "mbarrier.test_wait") || starts_with(op, "mbarrier.try_wait")) return true;
+  if (op != "cp.async.wait_group") return false;
+  const std::string n = trim(operands.substr(0, operands.find(';')));
+  return !n.empty() &&
+         std::all_of(n.begin(), n.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) &&
+         std::stol(n) >= 1;
+}
+
 // The state space an atomic names ("global", "shared"), or "" through a generic
 // pointer; nothing for an instruction that is not an atomic.
 std::optional<std::string> atomic_space(const std::string& op) {
@@ -298,6 +310,9 @@ bool matches(const std::string& opcode, const std::string& cls) {
   if (cls == "ld.generic") return is_generic_access(op, "ld") || atomic_space(op) == "";
   if (cls == "st.generic") return is_generic_access(op, "st");
   if (cls == "shared") return names_shared_memory(op);
+  // The copies themselves: their commits, waits and arrivals share the prefix.
+  if (cls == "cp.async") return is_async_copy_into_shared(op) && !extends(op, "cp.async.bulk");
+  if (cls == "cp.async.bulk") return is_async_copy_into_shared(op) && extends(op, "cp.async.bulk");
   if (cls == "st.shared" && is_async_copy_into_shared(op)) return true;
   if (cls == "ld.global" && (is_async_copy_into_shared(op) || atomic_space(op) == "global")) return true;
   if (cls == "ld.shared" && starts_with(op, "ldmatrix.")) return true;
@@ -396,6 +411,7 @@ PtxModule parse_ptx(const std::string& text) {
       const PtxFunction& f = *reached[r];
       k.instructions.insert(k.instructions.end(), f.instructions.begin(), f.instructions.end());
       k.locations.insert(k.locations.end(), f.locations.begin(), f.locations.end());
+      for (const auto& st : f.statements) k.operands.push_back(st.operands);
       const AddressUse use = trace_addresses(f, global_arrays);
       for (const auto& v : use.arrays) append_unique(k.accessed_global_variables, demangle_kernel_name(v));
       k.pointer_accesses += use.pointer_accesses;
@@ -416,6 +432,7 @@ PtxModule parse_ptx(const std::string& text) {
       auto& into = it->second;
       into.instructions.insert(into.instructions.end(), k.instructions.begin(), k.instructions.end());
       into.locations.insert(into.locations.end(), k.locations.begin(), k.locations.end());
+      into.operands.insert(into.operands.end(), k.operands.begin(), k.operands.end());
       for (const auto& v : k.variables) append_unique(into.variables, v);
       for (const auto& v : k.accessed_global_variables) append_unique(into.accessed_global_variables, v);
       into.pointer_accesses += k.pointer_accesses;
@@ -431,7 +448,8 @@ const std::vector<std::string>& known_instruction_classes() {
   static const std::vector<std::string> kClasses = {
       "ld.shared", "st.shared",     "bar.sync",   "ld.global.nc", "ld.const", "ld.local",
       "st.local",  "tex",           "ld.global",  "st.global",    "atom",     "red",
-      "shfl",      "extern_shared", "ld.generic", "st.generic",   "shared",   "pointer_access"};
+      "shfl",      "extern_shared", "ld.generic", "st.generic",   "shared",   "pointer_access",
+      "cp.async",  "cp.async.bulk", "mbarrier",   "partial_wait"};
   return kClasses;
 }
 
@@ -442,6 +460,12 @@ bool has_instruction(const PtxKernel& kernel, const std::string& instruction_cla
 int count_instruction(const PtxKernel& kernel, const std::string& instruction_class) {
   if (instruction_class == "extern_shared") return kernel.uses_extern_shared ? 1 : 0;
   if (instruction_class == "pointer_access") return kernel.pointer_accesses;
+  if (instruction_class == "partial_wait") {
+    int n = 0;
+    for (std::size_t i = 0; i < kernel.instructions.size(); ++i)
+      n += is_partial_wait(kernel.instructions[i], i < kernel.operands.size() ? kernel.operands[i] : "");
+    return n;
+  }
   if (instruction_class == "shared" && kernel.uses_extern_shared &&
       std::none_of(kernel.instructions.begin(), kernel.instructions.end(),
                    [](const std::string& op) { return matches(op, "shared"); }))

@@ -43,6 +43,10 @@ struct PtxKernel {
   // cannot hide a load from a check.
   std::vector<std::string> instructions;
   std::vector<PtxLocation> locations;  // one for each instruction
+  // Each instruction's operands as written ("1" for cp.async.wait_group 1): a
+  // class such as partial_wait depends on them. May be shorter than
+  // `instructions` (a kernel made by hand in a test): missing ones read "".
+  std::vector<std::string> operands;
   // Module-scope variables it (or a function it calls) names, as in PtxModule.
   std::vector<std::string> variables;
   // Module-scope .global arrays (__device__ arrays) it loads from or stores
@@ -76,8 +80,12 @@ PtxModule parse_ptx(const std::string& text);
 // generic pointer: the space is decided at run time, so a must-not list that
 // forbids a space forbids these too), "shared" (any instruction that names
 // shared memory, or an extern shared array), "pointer_access" (a load or store
-// through a pointer the kernel was handed or read from memory), and the
-// pseudo-class "extern_shared".
+// through a pointer the kernel was handed or read from memory), "cp.async" (an
+// asynchronous copy of 4, 8 or 16 bytes from global into shared memory, the
+// sm_80 kind), "cp.async.bulk" (a bulk copy from global into shared memory by
+// the tensor memory accelerator, sm_90, the tensor form included), "mbarrier"
+// (any mbarrier instruction), "partial_wait" (a wait for asynchronous copies
+// that can leave the newest in flight), and the pseudo-class "extern_shared".
 const std::vector<std::string>& known_instruction_classes();
 
 // A class matches an opcode equal to it or extending it by '.' or '::'
@@ -88,7 +96,12 @@ const std::vector<std::string>& known_instruction_classes();
 // ldmatrix; ldu counts as ld. "ld.global" does not match
 // ld.global.nc: the read-only path is the very thing lab05 asks for, so it is a
 // class of its own. "bar.sync" also matches barrier.sync, the .cta forms and bar.red
-// (__syncthreads_count, _and, _or), not bar.arrive.
+// (__syncthreads_count, _and, _or), not bar.arrive. "cp.async" and "cp.async.bulk"
+// are the copies alone, not the commits, waits and arrivals that share their
+// prefix. "partial_wait" is cp.async.wait_group N with N >= 1 (every group but the
+// N newest) or an mbarrier wait (mbarrier.test_wait, mbarrier.try_wait: one
+// barrier's copies, as cuda::pipeline and bulk copies wait); cp.async.wait_all and
+// cp.async.wait_group 0 wait for every copy.
 // "extern_shared" is true when the kernel uses an .extern .shared array.
 bool has_instruction(const PtxKernel& kernel, const std::string& instruction_class);
 int count_instruction(const PtxKernel& kernel, const std::string& instruction_class);

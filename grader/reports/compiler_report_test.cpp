@@ -580,6 +580,78 @@ TEST(Ptx, AsyncCopiesAtomicsAndUniformLoadsCountForWhatTheyDoToMemory) {
   EXPECT_EQ(count_instruction(barriers, "bar.sync"), 2);
 }
 
+// lab11's classes: the copies alone (not the commits, waits and arrivals that
+// share their prefix), and a wait that leaves copies in flight, as nvcc 13.0
+// writes each honest spelling of it: __pipeline_wait_prior(1) and
+// cuda::pipeline_consumer_wait_prior<1> as cp.async.wait_group 1; a
+// thread-scope cuda::pipeline's consumer_wait() as a switch over wait_group 0
+// to 8; a block-scope cuda::pipeline and bulk copies as mbarrier waits.
+TEST(Ptx, AsyncCopyClassesAreTheCopiesAndAPartialWaitLeavesOneInFlight) {
+  const PtxModule m = parse_ptx(R"(
+.version 9.0
+.target sm_90
+.address_size 64
+.visible .entry pipelined()
+{
+	.reg .b32 %r<9>;
+	.reg .b64 %rd<4>;
+	cp.async.ca.shared.global [%r1], [%rd1], 4, %r2;
+	cp.async.cg.shared.global [%r3], [%rd2], 16;
+	cp.async.commit_group;
+	cp.async.wait_group 1;
+	cp.async.mbarrier.arrive.noinc.shared.b64 [%r4];
+	ret;
+}
+.visible .entry drained()
+{
+	.reg .b32 %r<9>;
+	.reg .b64 %rd<4>;
+	cp.async.ca.shared.global [%r1], [%rd1], 4, %r2;
+	cp.async.commit_group;
+	cp.async.wait_group 0;
+	cp.async.wait_all;
+	ret;
+}
+.visible .entry bulk()
+{
+	.reg .b32 %r<9>;
+	.reg .b64 %rd<4>;
+	mbarrier.init.shared.b64 [%r5], %r6;
+	cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r7], [%rd3], %r8, [%r5];
+	mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%r5], %r8;
+	{
+	.reg .pred p;
+	mbarrier.try_wait.shared.b64 p, [%r5], %rd1;
+	}
+	ret;
+}
+)");
+  const auto& pipelined = m.kernels.at("pipelined");
+  EXPECT_EQ(count_instruction(pipelined, "cp.async"), 2);
+  EXPECT_EQ(count_instruction(pipelined, "cp.async.bulk"), 0);
+  EXPECT_EQ(count_instruction(pipelined, "partial_wait"), 1);
+  EXPECT_FALSE(has_instruction(pipelined, "mbarrier")) << "cp.async.mbarrier.arrive is a cp.async instruction";
+  const auto& drained = m.kernels.at("drained");
+  EXPECT_EQ(count_instruction(drained, "cp.async"), 1);
+  EXPECT_FALSE(has_instruction(drained, "partial_wait")) << "wait_group 0 and wait_all wait for every copy";
+  const auto& bulk = m.kernels.at("bulk");
+  EXPECT_EQ(count_instruction(bulk, "cp.async.bulk"), 1);
+  EXPECT_EQ(count_instruction(bulk, "cp.async"), 0) << "a bulk copy is not the sm_80 kind";
+  EXPECT_EQ(count_instruction(bulk, "mbarrier"), 3);
+  EXPECT_EQ(count_instruction(bulk, "partial_wait"), 1) << "the wait of one barrier's copies";
+  EXPECT_EQ(count_instruction(bulk, "st.shared"), 1) << "the bulk copy writes the tile";
+  // A thread-scope pipeline's consumer_wait(): a wait for each count the pipeline may have.
+  PtxKernel switched;
+  switched.instructions = {"cp.async.wait_group", "cp.async.wait_group", "cp.async.wait_group"};
+  switched.operands = {"0", "1", "2"};
+  EXPECT_EQ(count_instruction(switched, "partial_wait"), 2);
+  PtxKernel by_hand;  // no operands recorded: no count to read, so no partial wait
+  by_hand.instructions = {"cp.async.wait_group"};
+  EXPECT_FALSE(has_instruction(by_hand, "partial_wait"));
+  for (const char* cls : {"cp.async", "cp.async.bulk", "mbarrier", "partial_wait"})
+    EXPECT_TRUE(contains(known_instruction_classes(), cls)) << cls;
+}
+
 // Which __device__ arrays a kernel really reads or writes: through an address
 // made from the array's own, not a pointer that was only loaded from one.
 TEST(Ptx, GlobalVariableAccessFollowsTheAddress) {

@@ -132,6 +132,37 @@ NcuValue shared_bytes_per_global_byte(const NcuReading& r) {
   return out;
 }
 
+// The share of the bytes a kernel's threads read from global memory that a
+// given kind of copy brought (the first counter) among all the kinds it read
+// by (the rest): what a kernel that must fill its tiles one way does, a copy
+// made for show beside loads that do the work shows as a small share.
+NcuValue copied_share(const NcuReading& r, const std::string& copy, const std::vector<std::string>& others) {
+  double all = 0;
+  for (double v : r.v) all += v;
+  const double value = ratio(r.v[0], all);
+  NcuValue out = with_summary(value, fixed(value, 3), r);
+  std::string by = count(r.v[0]) + " bytes by " + copy;
+  for (std::size_t i = 1; i < r.v.size(); ++i) by += ", " + count(r.v[i]) + " by " + others[i - 1];
+  out.details.push_back(by);
+  if (all == 0) out.details.push_back("the kernel read nothing from global memory");
+  return out;
+}
+
+// cp.async (LDGSTS, global memory straight into shared memory) against loads into registers.
+NcuValue async_copied(const NcuReading& r) {
+  NcuValue out = copied_share(r, "cp.async", {"loads into registers"});
+  if (r.v[1] > 0) out.look_at = {"ld.global", "ld.global.nc"};
+  return out;
+}
+
+// Bulk copies (the tensor memory accelerator) against loads and cp.async.
+NcuValue bulk_copied(const NcuReading& r) {
+  NcuValue out = copied_share(r, "bulk copies (the TMA)", {"loads into registers", "cp.async"});
+  if (r.v[1] > 0) out.look_at = {"ld.global", "ld.global.nc"};
+  if (r.v[2] > 0) out.look_at.push_back("cp.async");
+  return out;
+}
+
 NcuValue shared_instructions(const NcuReading& r) {
   NcuValue out = with_summary(r.v[0] + r.v[1], count(r.v[0] + r.v[1]), r);
   out.details.push_back(count(r.v[0]) + " shared-memory load and " + count(r.v[1]) + " store instructions (per warp)");
@@ -153,7 +184,7 @@ NcuValue non_constant_loads(const NcuReading& r) {
 
 }  // namespace
 
-// Long (about 100 lines) on purpose: the table of measures, one entry each,
+// Long (about 120 lines) on purpose: the table of measures, one entry each,
 // every counter a measure needs beside the reason it is asked for.
 const std::vector<NcuMeasure>& ncu_measures() {
   static const std::vector<NcuMeasure> m = {
@@ -245,6 +276,26 @@ const std::vector<NcuMeasure>& ncu_measures() {
        "bytes read from shared memory per byte loaded from global memory",
        {"sm__sass_data_bytes_mem_shared_op_ld.sum", "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum"},
        shared_bytes_per_global_byte,
+       Symptom::memory_space,
+       NcuMeasure::at_least},
+      // How the tiles arrive, by the bytes each way of reading global memory
+      // brought: cp.async (LDGSTS) against loads into registers, and bulk copies
+      // (reads the TMA made) against both. Every byte a thread's load or
+      // cp.async asks for counts once (the SASS data bytes, not sectors), so a
+      // kernel whose tiles all arrive one way scores 1 and one that makes such
+      // a copy for show while its loads do the work scores near 0. Both
+      // counters of the first exist on the H200 (gh100), as does the TMA's.
+      {"async_copied_fraction",
+       "of the bytes it reads from global memory arriving by cp.async",
+       {"sm__sass_data_bytes_mem_global_op_ldgsts.sum", "sm__sass_data_bytes_mem_global_op_ld.sum"},
+       async_copied,
+       Symptom::memory_space,
+       NcuMeasure::at_least},
+      {"bulk_copied_fraction",
+       "of the bytes it reads from global memory arriving by bulk copies",
+       {"l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld.sum", "sm__sass_data_bytes_mem_global_op_ld.sum",
+        "sm__sass_data_bytes_mem_global_op_ldgsts.sum"},
+       bulk_copied,
        Symptom::memory_space,
        NcuMeasure::at_least},
       // No shared memory at all: for a step whose measurement says plain

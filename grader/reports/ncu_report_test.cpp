@@ -346,6 +346,51 @@ TEST(NcuReport, ATileReadsMoreFromSharedMemoryThanItLoadsFromGlobal) {
   EXPECT_EQ(judge_launches(*m, {launch_with_bytes(0, 0)}, 2, 0).status, NcuJudgement::fails);
 }
 
+// A launch's global-memory bytes by how they came: by cp.async, by loads into
+// registers, by bulk copies (the TMA).
+NcuLaunch launch_reading(double async_bytes, double loaded_bytes, double bulk_bytes) {
+  NcuLaunch l;
+  l.blocks = 256;
+  l.metrics = {{"sm__sass_data_bytes_mem_global_op_ldgsts.sum", async_bytes},
+               {"sm__sass_data_bytes_mem_global_op_ld.sum", loaded_bytes},
+               {"l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld.sum", bulk_bytes}};
+  return l;
+}
+
+// lab11 on the H200 at 512 x 512 x 512: its reference's tiles take 33,554,432
+// bytes by cp.async and none by loads; a kernel that copies the tiles for show
+// and multiplies A and B read from global memory loads 553,648,128 bytes more;
+// the reference's bulk step reads the same 33,554,432 bytes by the TMA alone.
+TEST(NcuReport, CopiedFractionsSayHowTheTilesArrived) {
+  const auto* async = find_ncu_measure("async_copied_fraction");
+  const auto* bulk = find_ncu_measure("bulk_copied_fraction");
+  ASSERT_NE(async, nullptr);
+  ASSERT_NE(bulk, nullptr);
+  EXPECT_EQ(async->rule, NcuMeasure::at_least);
+  EXPECT_EQ(bulk->rule, NcuMeasure::at_least);
+  const NcuJudgement reference = judge_launches(*async, {launch_reading(33554432, 0, 0)}, 0.9, 0);
+  EXPECT_EQ(reference.status, NcuJudgement::ok);
+  EXPECT_DOUBLE_EQ(reference.worst.value, 1.0);
+  const NcuJudgement for_show = judge_launches(*async, {launch_reading(33554432, 553648128, 0)}, 0.9, 0);
+  EXPECT_EQ(for_show.status, NcuJudgement::fails);
+  EXPECT_NEAR(for_show.worst.value, 33554432.0 / (33554432.0 + 553648128.0), 1e-9);
+  EXPECT_EQ(for_show.worst.summary, "0.057 of the bytes it reads from global memory arriving by cp.async");
+  EXPECT_EQ(for_show.worst.look_at, (std::vector<std::string>{"ld.global", "ld.global.nc"}));
+  // cp.async written in a branch that never runs: the tiles come through registers.
+  EXPECT_EQ(judge_launches(*async, {launch_reading(0, 33554432, 0)}, 0.9, 0).status, NcuJudgement::fails);
+  // Nothing read at all is no evidence either.
+  const NcuJudgement nothing = judge_launches(*async, {launch_reading(0, 0, 0)}, 0.9, 0);
+  EXPECT_EQ(nothing.status, NcuJudgement::fails);
+  EXPECT_NE(nothing.worst.details.back().find("read nothing"), std::string::npos);
+  // Bulk copies: all of the reference's bytes; one 16-byte copy a block for show (a 32-byte
+  // sector each of 256 blocks) beside cp.async tiles, almost none.
+  EXPECT_EQ(judge_launches(*bulk, {launch_reading(0, 0, 33554432)}, 0.9, 0).status, NcuJudgement::ok);
+  const NcuJudgement bulk_for_show = judge_launches(*bulk, {launch_reading(33554432, 0, 8192)}, 0.9, 0);
+  EXPECT_EQ(bulk_for_show.status, NcuJudgement::fails);
+  EXPECT_EQ(bulk_for_show.worst.look_at, std::vector<std::string>{"cp.async"});
+  EXPECT_EQ(ncu_bound_in_words(*async, 0.9), "at least 0.9");
+}
+
 TEST(NcuReport, PlainLoadsExecuteNoSharedMemoryInstruction) {
   const auto* m = find_ncu_measure("shared_memory_instructions");
   ASSERT_NE(m, nullptr);
