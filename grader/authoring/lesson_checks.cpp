@@ -83,6 +83,10 @@ ThresholdsPerGpu thresholds_per_gpu(const std::vector<Calibration>& calibrations
 std::string step_checks_block(const Step& step, const ThresholdsPerGpu& per_gpu) {
   std::string s = open_marker(step.id) + "\n**Checked** (" + std::to_string(step.points) + " point" +
                   (step.points == 1 ? "" : "s") + "):\n\n";
+  // A step an older GPU does not grade says so where its checks are listed.
+  if (const auto cc = step.min_compute_capability)
+    s += "Graded on GPUs of compute capability " + std::to_string(*cc / 10) + "." + std::to_string(*cc % 10) +
+         " and later; on an older one the grader says it is not graded there.\n\n";
   for (const auto& c : step.checks) {
     s += "- " + check_in_words(c) + "\n";
     s += per_gpu_line(step.id, c, per_gpu, "");

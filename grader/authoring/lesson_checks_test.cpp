@@ -63,6 +63,17 @@ TEST(LessonChecks, EachKindReadsWithItsThresholdInWords) {
             "`ncu`: every launch of `k` at case `64x64` has no shared-memory loads and stores executed");
 }
 
+// A step for newer GPUs (lab11's bulk copies) says which, above its checks.
+TEST(LessonChecks, AStepForNewerGpusSaysWhichAboveItsChecks) {
+  Manifest m = manifest();
+  m.steps[2].min_compute_capability = 90;
+  const std::string block = step_checks_block(m.steps[2], {});
+  const auto said = block.find("Graded on GPUs of compute capability 9.0 and later");
+  ASSERT_NE(said, std::string::npos) << block;
+  EXPECT_LT(said, block.find("- `fraction_of_peak`")) << block;
+  EXPECT_EQ(step_checks_block(m.steps[1], {}).find("compute capability"), std::string::npos);
+}
+
 TEST(LessonChecks, WritingPutsEachListUnderItsHeadingAndTheLintThenPasses) {
   const Manifest m = manifest();
   EXPECT_EQ(lint_lesson_checks(kLesson, m).status, LintStatus::fail);

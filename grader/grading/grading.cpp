@@ -1,6 +1,7 @@
 #include "grading.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <fstream>
 #include <future>
@@ -44,6 +45,41 @@ CheckResult LabGrader::failed(const Check& c, const std::string& summary, std::o
   r.summary = summary;
   r.symptom = symptom;
   return r;
+}
+
+std::vector<CheckResult> checks_not_graded(const Step& step, const std::string& why) {
+  std::vector<CheckResult> out;
+  for (const auto& c : step.checks) {
+    CheckResult r;
+    r.kind = c.kind;
+    r.status = Outcome::skipped;
+    r.summary = "not graded: " + why;
+    r.data["not_graded"] = why;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::optional<int> compute_capability_of(const std::string& arch) {
+  const auto underscore = arch.find('_');
+  if (underscore == std::string::npos) return std::nullopt;
+  std::size_t end = underscore + 1;
+  while (end < arch.size() && std::isdigit(static_cast<unsigned char>(arch[end]))) ++end;
+  if (end == underscore + 1 || end - underscore > 4) return std::nullopt;
+  return std::stoi(arch.substr(underscore + 1, end - underscore - 1));
+}
+
+std::optional<std::string> compute_capability_shortfall(const Step& step, const DeviceInfo& device,
+                                                        const std::string& arch) {
+  if (!step.min_compute_capability) return std::nullopt;
+  const int need = *step.min_compute_capability;
+  const auto dotted = [](int cc) { return std::to_string(cc / 10) + "." + std::to_string(cc % 10); };
+  const std::string needs = "needs compute capability " + dotted(need) + "; ";
+  if (device.present)
+    if (const auto gpu = compute_capability_of(device.arch); gpu && *gpu < need)
+      return needs + "this GPU is " + dotted(*gpu);
+  if (const auto built = compute_capability_of(arch); built && *built < need) return needs + "building for " + arch;
+  return std::nullopt;
 }
 
 std::optional<std::string> LabGrader::gpu_unavailable() const {
@@ -110,6 +146,9 @@ bool not_run_after_a_failure(const CheckResult& c) { return c.data.value("not_ru
 
 // A step's checks, in the manifest's order in the report.
 std::vector<CheckResult> LabGrader::grade_step(const Step& step) {
+  // Not this machine's to grade: nothing of the step runs, and its checks, all
+  // skipped, leave it skipped, as checks that need a GPU do without one.
+  if (const auto why = shortfalls_.find(step.id); why != shortfalls_.end()) return checks_not_graded(step, why->second);
   std::vector<CheckResult> out(step.checks.size());
   if (!o_.first_failure_only) {
     for (std::size_t i = 0; i < step.checks.size(); ++i) out[i] = check(step.checks[i]);
@@ -154,6 +193,8 @@ GradeReport LabGrader::run() {
   rep_.device = s_.device;
   rep_.seed = o_.seed.value_or(std::random_device{}());  // fresh inputs every grade
   run_dir_ = s_.new_run_dir(lab_.id);
+  for (const auto& step : m_.steps)
+    if (auto why = compute_capability_shortfall(step, s_.device, rep_.arch)) shortfalls_[step.id] = *why;
 
   for (const auto& step : m_.steps) rep_.steps.push_back({step.id, step.title, step.points, Outcome::locked, {}, ""});
   if (!build()) {

@@ -129,6 +129,23 @@ Manifest with_sanitizer_checks(Manifest manifest);
 // number, or "nan", "inf", "-inf" (JSON has neither; memlabs::value_json).
 std::string value_text(const nlohmann::json& v);
 
+// The compute capability an arch names, as major * 10 + minor: 90 for "sm_90"
+// and "sm_90a", 100 for "sm_100"; nothing for a name it cannot read.
+std::optional<int> compute_capability_of(const std::string& arch);
+
+// Why `step` is not graded with this GPU and this build: it needs a newer
+// compute capability (Step::min_compute_capability) than the GPU has ("needs
+// compute capability 9.0; this GPU is 8.0") or, with no GPU or one new enough,
+// than the code is built for (--arch sm_80: "needs compute capability 9.0;
+// building for sm_80"). Nothing when the step needs none or both suffice; an
+// arch it cannot read is not held against the step.
+std::optional<std::string> compute_capability_shortfall(const Step& step, const DeviceInfo& device,
+                                                        const std::string& arch);
+
+// Every check of a step this GPU or build does not grade, skipped saying why
+// (data "not_graded"): not advisory, so the step is skipped and scores nothing.
+std::vector<CheckResult> checks_not_graded(const Step& step, const std::string& why);
+
 nlohmann::json report_to_json(const GradeReport& report);
 // A report as report_to_json wrote it (another grader process's, e.g. a child
 // grade of `grader check`). Every key it reads is required; throws

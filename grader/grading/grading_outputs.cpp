@@ -70,6 +70,7 @@ void LabGrader::run_correctness() {
   bool gathers_facts = false;
   for (const auto& step : m_.steps)
     for (const auto& c : step.checks) {
+      if (!graded_here(step)) break;
       if (c.kind == CheckKind::correct)
         for (const auto& name : c.cases) rc.request.add_case(name), ++cases;
       if (c.kind == CheckKind::api) {
@@ -86,7 +87,7 @@ void LabGrader::run_correctness() {
   };
   for (const auto& step : m_.steps)
     for (const auto& c : step.checks)
-      if (c.kind == CheckKind::ncu)
+      if (c.kind == CheckKind::ncu && graded_here(step))
         if (const NcuMeasure* m = find_ncu_measure(c.metric); m && (m->per_element || m->per_stored_value))
           if (!listed(rc.request.cases, c.case_name) && !listed(rc.request.count_cases, c.case_name))
             rc.request.count_cases.push_back(c.case_name);

@@ -138,6 +138,41 @@ TEST(FirstFailureOnly, TakesAStepsChecksCheapestFirst) {
 
 // A kernel that writes NaN or infinity must get a message that says so, not
 // a grader that cannot read its own referee's document (JSON has no NaN).
+// A step may need a newer GPU than the one grading (lab11's bulk copies need
+// sm_90): the GPU's compute capability, else the arch the code is built for,
+// decides; a step that names none is graded everywhere.
+TEST(ComputeCapability, AStepForANewerGpuIsNotGradedOnAnOlderOne) {
+  EXPECT_EQ(compute_capability_of("sm_90"), 90);
+  EXPECT_EQ(compute_capability_of("sm_90a"), 90);
+  EXPECT_EQ(compute_capability_of("sm_100"), 100);
+  EXPECT_EQ(compute_capability_of("compute_86"), 86);
+  EXPECT_FALSE(compute_capability_of("native").has_value());
+  EXPECT_FALSE(compute_capability_of("sm_").has_value());
+  Step bulk;
+  bulk.min_compute_capability = 90;
+  DeviceInfo a100, h100, none;
+  a100.present = h100.present = true;
+  a100.arch = "sm_80";
+  h100.arch = "sm_90";
+  EXPECT_EQ(compute_capability_shortfall(bulk, a100, "sm_80"), "needs compute capability 9.0; this GPU is 8.0");
+  EXPECT_FALSE(compute_capability_shortfall(bulk, h100, "sm_90").has_value());
+  EXPECT_FALSE(compute_capability_shortfall(bulk, h100, "sm_90a").has_value());
+  // Built for an older arch on a new GPU, or without a GPU (the static checks read that build's PTX).
+  EXPECT_EQ(compute_capability_shortfall(bulk, h100, "sm_80"), "needs compute capability 9.0; building for sm_80");
+  EXPECT_EQ(compute_capability_shortfall(bulk, none, "sm_86"), "needs compute capability 9.0; building for sm_86");
+  EXPECT_FALSE(compute_capability_shortfall(bulk, none, "sm_90").has_value());
+  EXPECT_FALSE(compute_capability_shortfall(Step{}, a100, "sm_80").has_value());
+  // Every check of such a step is skipped saying why, none run.
+  bulk.checks = manifest().steps[0].checks;
+  const auto skipped = checks_not_graded(bulk, "needs compute capability 9.0; this GPU is 8.0");
+  ASSERT_EQ(skipped.size(), bulk.checks.size());
+  for (const auto& c : skipped) {
+    EXPECT_EQ(c.status, Outcome::skipped);
+    EXPECT_FALSE(c.advisory) << "the step is not graded: it scores nothing";
+    EXPECT_EQ(c.summary, "not graded: needs compute capability 9.0; this GPU is 8.0");
+  }
+}
+
 TEST(ValueText, NonFiniteValuesTravelAsTextAndAreShownAsSuch) {
   const double inf = std::numeric_limits<double>::infinity();
   for (const auto& [v, text] : std::vector<std::pair<double, std::string>>{

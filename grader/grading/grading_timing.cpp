@@ -45,7 +45,7 @@ void LabGrader::start_first_timing() {
   if (gpu_unavailable() || whole_grade_turns()) return;
   for (const auto& step : m_.steps)
     for (const auto& c : step.checks)
-      if (is_timed(c)) return start_timing(c.case_name);
+      if (is_timed(c) && graded_here(step)) return start_timing(c.case_name);
 }
 
 const RunnerOutcome& LabGrader::timing_for(const std::string& case_name) {

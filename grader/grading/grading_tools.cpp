@@ -186,6 +186,7 @@ void LabGrader::start_tool_runs() {
   const auto& ncu = s_.builder->toolchain().ncu;
   for (const auto& step : m_.steps)
     for (const auto& c : step.checks) {
+      if (!graded_here(step)) break;
       if (c.kind == CheckKind::sanitizer && sanitizer_runs())
         for (const auto& tool : c.tools)
           if (!tool_runs_.started(sanitizer_key(c, tool))) start_sanitizer_run(c, tool);

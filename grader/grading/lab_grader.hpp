@@ -34,6 +34,8 @@ class LabGrader {
   // A check's result when it could not run, or failed before measuring anything.
   static CheckResult skipped(const Check& c, const std::string& why);
   static CheckResult failed(const Check& c, const std::string& summary, std::optional<Symptom> symptom = std::nullopt);
+  // Whether the step is graded here: its cases run, its tools and timings start, only then.
+  bool graded_here(const Step& step) const { return !shortfalls_.count(step.id); }
 
   bool build();
   CheckResult check(const Check& c);
@@ -104,6 +106,7 @@ class LabGrader {
   // Mangled names the submission's program defines twice (kernel_stubs.hpp), read once, when an ncu check first needs them.
   std::optional<std::vector<std::string>> kernels_defined_twice_;
   std::map<std::string, KernelResources> resources_;
+  std::map<int, std::string> shortfalls_;  // step id -> why this GPU or build does not grade it
   bool correctness_done_ = false;
   RunnerOutcome student_run_;
   TimingSessions timings_;   // by case

@@ -92,6 +92,16 @@ std::vector<std::vector<const json*>> charts_by_step(const GradeReport& r) {
   return charts;
 }
 
+// Why the current step is not graded on this machine (its checks' "not_graded",
+// checks_not_graded), or "" when it is graded here.
+std::string not_graded_here(const GradeReport& r) {
+  for (const auto& s : r.steps)
+    if (r.current_step && s.id == *r.current_step)
+      for (const auto& c : s.checks)
+        if (c.data.contains("not_graded")) return c.data["not_graded"].get<std::string>();
+  return "";
+}
+
 }  // namespace
 
 namespace {
@@ -220,6 +230,37 @@ GradeReport report_from_json(const json& j) {
   return r;
 }
 
+namespace {
+
+// The last line of a report: what the grade comes to and what to do next.
+void print_verdict_line(const GradeReport& r) {
+  bool any_failed = false;
+  for (const auto& s : r.steps) any_failed = any_failed || s.status == Outcome::fail;
+  if (r.exit_code == kExitPass) {
+    std::cout << "  " << Style::green("All steps pass.") << "\n";
+  } else if (!r.student_build.ok) {
+    std::cout << "  Fix the build error above, then grade again: no step is graded until kernel.cu builds.\n";
+  } else if (!r.device.present && !any_failed) {
+    // Nothing failed: what is left is what only a GPU can check.
+    std::cout << "  " << Style::green("The static checks pass.") << " The other checks need a GPU: grade " << r.lab_id
+              << " on a machine with one (grader doctor shows what this one has).\n";
+  } else if (const std::string why = not_graded_here(r); !any_failed && !why.empty()) {
+    // A step whose technique this GPU lacks: nothing to fix, and nothing to retry here.
+    std::cout << "  Nothing failed. Step " << *r.current_step << " is not graded on this machine (" << why
+              << "): grade " << r.lab_id << " on a GPU that has it for that step.\n";
+  } else if (!any_failed && r.current_step) {
+    // A tool failed on this machine (the skipped check above says which): no verdict yet.
+    std::cout << "  Nothing failed, but step " << *r.current_step
+              << " was not graded (the skipped check above says why): grade " << r.lab_id
+              << " again. If it keeps happening, show " << Style::bold("grader doctor") << " to your instructor.\n";
+  } else if (r.current_step) {
+    std::cout << "  Current step: " << *r.current_step << ".  Stuck? " << Style::bold("grader hint " + r.lab_id)
+              << "\n";
+  }
+}
+
+}  // namespace
+
 void print_report(const GradeReport& r, bool verbose) {
   std::cout << Style::bold(r.lab_folder) << "  " << r.title << "\n";
   std::cout << Style::dim("  " +
@@ -255,25 +296,7 @@ void print_report(const GradeReport& r, bool verbose) {
   }
   for (const auto& n : r.notes) std::cout << "\n  " << Style::yellow("note: ") << n << "\n";
   std::cout << "\n";
-  bool any_failed = false;
-  for (const auto& s : r.steps) any_failed = any_failed || s.status == Outcome::fail;
-  if (r.exit_code == kExitPass) {
-    std::cout << "  " << Style::green("All steps pass.") << "\n";
-  } else if (!r.student_build.ok) {
-    std::cout << "  Fix the build error above, then grade again: no step is graded until kernel.cu builds.\n";
-  } else if (!r.device.present && !any_failed) {
-    // Nothing failed: what is left is what only a GPU can check.
-    std::cout << "  " << Style::green("The static checks pass.") << " The other checks need a GPU: grade " << r.lab_id
-              << " on a machine with one (grader doctor shows what this one has).\n";
-  } else if (!any_failed && r.current_step) {
-    // A tool failed on this machine (the skipped check above says which): no verdict yet.
-    std::cout << "  Nothing failed, but step " << *r.current_step
-              << " was not graded (the skipped check above says why): grade " << r.lab_id
-              << " again. If it keeps happening, show " << Style::bold("grader doctor") << " to your instructor.\n";
-  } else if (r.current_step) {
-    std::cout << "  Current step: " << *r.current_step << ".  Stuck? " << Style::bold("grader hint " + r.lab_id)
-              << "\n";
-  }
+  print_verdict_line(r);
   if (verbose)
     std::cout << Style::dim("  build " + std::string(r.student_build.cached ? "cached" : "fresh") + ", " +
                             std::to_string(r.seconds).substr(0, 5) + " s in all")

@@ -132,6 +132,21 @@ TEST(ReportFooter, AStepNotGradedSaysToGradeAgainNotStuck) {
   EXPECT_EQ(text.find("not graded"), std::string::npos) << text;
 }
 
+// A step this GPU cannot grade (it needs a newer compute capability): the footer
+// says so and where to grade it, not to grade again here.
+TEST(ReportFooter, AStepForANewerGpuSaysWhereToGradeIt) {
+  json why = {{"not_graded", "needs compute capability 9.0; this GPU is 8.0"}};
+  GradeReport r = report({step(2, "pass", {check("speedup", "pass", json::object())}),
+                          step(3, "skipped", {check("ncu", "skipped", why), check("correct", "skipped", why)})});
+  r.exit_code = kExitEnvironment;
+  r.current_step = 3;
+  const std::string text = printed(r);
+  EXPECT_NE(text.find("Step 3 is not graded on this machine (needs compute capability 9.0; this GPU is 8.0)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("again"), std::string::npos) << text;
+}
+
 namespace grader {
 namespace {
 

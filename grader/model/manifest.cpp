@@ -6,6 +6,7 @@
 #include "manifest.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -24,7 +25,22 @@ namespace {
 const std::vector<std::string> kTopKeys = {"format_version", "id",    "title",   "student_file", "timeout_s",
                                            "link",           "steps", "kernels", "bench_cases",  "symptom_hints",
                                            "teaches"};
-const std::vector<std::string> kStepKeys = {"id", "title", "points", "checks", "hints", "symptom_hints"};
+const std::vector<std::string> kStepKeys = {
+    "id", "title", "points", "checks", "hints", "symptom_hints", "min_compute_capability"};
+
+// A compute capability as nvcc's arch names write it, major * 10 + minor: 90
+// for 9.0 (sm_90). A major version alone (9), the dotted form (9.0) or an arch
+// name ("sm_90") is an error that shows the form meant.
+int read_compute_capability(const Reader& r, const json& v, const std::string& path) {
+  const std::string expected = "an integer such as 90, major * 10 + minor (compute capability 9.0, sm_90)";
+  if (v.is_number_float() && v.get<double>() > 0 && v.get<double>() < 100)
+    r.fail(path, "expected " + expected + ", got " + v.dump() + " (write compute capability " + v.dump() + " as " +
+                     std::to_string(static_cast<int>(std::lround(v.get<double>() * 10))) + ")");
+  if (v.is_number_integer() && v.get<std::int64_t>() >= 1 && v.get<std::int64_t>() <= 9)
+    r.fail(path, "expected " + expected + ", got " + v.dump() + " (a major version alone: write compute capability " +
+                     v.dump() + ".0 as " + std::to_string(v.get<std::int64_t>() * 10) + ")");
+  return r.integer(v, path, 10, 999, expected);
+}
 
 // A calibration keeps one threshold per step, timed kind and case (calibration.hpp's timed_check_id):
 // two checks of a step that time the same kind at the same case, a fallback's included, must ask the same.
@@ -64,6 +80,8 @@ Step read_step(const Reader& r, const json& v, const std::string& path) {
 
   if (auto* h = Reader::optional(v, "hints")) s.hints = r.text_list(*h, at(path, "hints"));
   if (auto* h = Reader::optional(v, "symptom_hints")) s.symptom_hints = r.text_map(*h, at(path, "symptom_hints"));
+  if (auto* c = Reader::optional(v, "min_compute_capability"))
+    s.min_compute_capability = read_compute_capability(r, *c, at(path, "min_compute_capability"));
   return s;
 }
 

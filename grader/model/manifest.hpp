@@ -105,6 +105,10 @@ struct Step {
   std::vector<Check> checks;
   std::vector<std::string> hints;  // ordered concept -> location -> code
   std::map<std::string, std::string> symptom_hints;
+  // The compute capability the step's technique needs, as major * 10 + minor
+  // (90: the bulk copies of sm_90); a grade for an older GPU or arch does not
+  // grade the step (compute_capability_shortfall in grading.hpp).
+  std::optional<int> min_compute_capability;
 };
 
 struct Manifest {

@@ -187,6 +187,18 @@ TEST(Manifest, OptionalFieldsTakeDefaults) {
   EXPECT_EQ(ptxas.max_registers, 32);
 }
 
+// A step whose technique needs a newer GPU says which, as nvcc's arch names
+// write a compute capability; a step without the key runs on any GPU.
+TEST(Manifest, AStepMayNeedAComputeCapability) {
+  json j = full_manifest();
+  j["steps"][1]["min_compute_capability"] = 90;
+  const Manifest m = parse_manifest(j, kSource);
+  EXPECT_FALSE(m.steps[0].min_compute_capability.has_value());
+  EXPECT_EQ(m.steps[1].min_compute_capability, 90);
+  j["steps"][1]["min_compute_capability"] = 100;  // 10.0: a major version of two digits
+  EXPECT_EQ(parse_manifest(j, kSource).steps[1].min_compute_capability, 100);
+}
+
 TEST(Manifest, AllCasesAreUniqueInOrderOfFirstUse) {
   Manifest m = parse_manifest(full_manifest(), kSource);
   EXPECT_EQ(m.all_cases(), (std::vector<std::string>{"1000x777", "33x4097", "8192x8192", "1x1"}));
@@ -449,6 +461,22 @@ const std::vector<BadCase> kBadCases = {
     {"FractionAsPercent",
      [](json& m) { check(m, 1, 1)["min"] = 75; },
      {"steps[1].checks[1].min: expected a number in (0, 1]", "got 75"}},
+    {"ComputeCapabilityDotted",
+     [](json& m) { m["steps"][1]["min_compute_capability"] = 9.0; },
+     {"steps[1].min_compute_capability: expected an integer such as 90",
+      "got 9.0 (write compute capability 9.0 as 90)"}},
+    {"ComputeCapabilityMajorOnly",
+     [](json& m) { m["steps"][1]["min_compute_capability"] = 9; },
+     {"steps[1].min_compute_capability", "got 9 (a major version alone: write compute capability 9.0 as 90)"}},
+    {"ComputeCapabilityArchName",
+     [](json& m) { m["steps"][1]["min_compute_capability"] = "sm_90"; },
+     {"steps[1].min_compute_capability: expected an integer such as 90", "got \"sm_90\""}},
+    {"ComputeCapabilityNegative",
+     [](json& m) { m["steps"][1]["min_compute_capability"] = -90; },
+     {"steps[1].min_compute_capability: expected an integer such as 90", "got -90"}},
+    {"ComputeCapabilityMisspelt",
+     [](json& m) { m["steps"][1]["min_compute_capibility"] = 90; },
+     {"steps[1]: unknown key \"min_compute_capibility\" in a step", "did you mean \"min_compute_capability\"?"}},
     {"FractionHasOver",
      [](json& m) { check(m, 1, 1)["over"] = "baseline"; },
      {"steps[1].checks[1]: unknown key \"over\" in a \"fraction_of_peak\" check"}},
