@@ -212,10 +212,22 @@ std::vector<std::string> calibration_table(const Calibration& c) {
   return out;
 }
 
+// A lab whose lab.json has a timed check: there is something to calibrate. A
+// lab without one would have its solution and fixtures graded for nothing to
+// keep, and, nothing kept, again at the next grade.
+bool has_timed_check(const Course& course, const LabInfo& lab) {
+  const LabSources s = read_lab_sources(course, lab);
+  if (!s.manifest) return false;  // the grade itself says what is wrong with lab.json
+  for (const auto& step : s.manifest->steps)
+    if (std::any_of(step.checks.begin(), step.checks.end(), [](const Check& c) { return is_timed(c); })) return true;
+  return false;
+}
+
 bool needs_self_study_calibration(const Session& session, const LabInfo& lab) {
   if (!session.device.present) return false;
   std::error_code ec;
   if (!fs::is_regular_file(session.course.solution_kernel(lab), ec)) return false;
+  if (!has_timed_check(session.course, lab)) return false;
   const CalibrationUse use = calibration_for(session.course.root(), session.device.name, session.user_calibration());
   switch (use.state) {
     case CalibrationUse::State::no_gpu:

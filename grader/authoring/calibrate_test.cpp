@@ -141,12 +141,21 @@ struct SelfStudyCourse {
   explicit SelfStudyCourse(bool with_solution) {
     std::filesystem::create_directories(root / "labs/lab09-stencil");
     std::ofstream(root / "syllabus.md") << "# s\n";
+    timed(true);
     if (with_solution) {
       std::filesystem::create_directories(root / "solutions/lab09-stencil");
       std::ofstream(root / "solutions/lab09-stencil/kernel.cu") << "// the answer\n";
     }
   }
   ~SelfStudyCourse() { std::filesystem::remove_all(root); }
+  // lab09's lab.json, with a timed check or with none.
+  void timed(bool with_timed_check) const {
+    const std::string check = with_timed_check ? R"({"kind": "fraction_of_peak", "case": "1d", "min": 0.5})"
+                                               : R"({"kind": "correct", "cases": ["1d"]})";
+    std::ofstream(root / "labs/lab09-stencil/lab.json")
+        << R"({"format_version": 1, "id": "lab09", "title": "t", "student_file": "kernel.cu", "steps": [)"
+        << R"({"id": 1, "title": "s", "points": 1, "checks": [)" << check << R"(], "hints": ["a", "b", "c"]}]})";
+  }
   Session session(const std::string& gpu) const {
     Session s{{}, Course::open(root), {}, nullptr, {}};
     s.device.present = !gpu.empty();
@@ -175,6 +184,14 @@ TEST(Calibrate, SelfStudyCalibratesALabOnceOnACardTheCourseHasNoValuesFor) {
   course.calibrate(*h200.user_calibration(), "NVIDIA H200", "lab09-stencil");
   EXPECT_FALSE(needs_self_study_calibration(h200, lab)) << "calibrated once, kept";
   EXPECT_FALSE(needs_self_study_calibration(course.session(""), lab)) << "nothing is timed without a GPU";
+}
+
+TEST(Calibrate, SelfStudyLeavesALabWithNoTimedCheckAlone) {
+  SelfStudyCourse course(true);
+  course.timed(false);
+  const Session h200 = course.session("NVIDIA H200");
+  EXPECT_FALSE(needs_self_study_calibration(h200, h200.course.resolve("lab09")))
+      << "nothing to calibrate: grading the fixtures would keep nothing, and the next grade would grade them again";
 }
 
 TEST(Calibrate, SelfStudyCalibratesOnlyWhatTheCoursesFileLacksAndNeverWithoutTheSolution) {
