@@ -93,7 +93,14 @@ CheckResult LabGrader::check_overlap(const Check& c) {
   if (!trace.ended || part.empty())
     return skipped(c, "not graded: the trace of your program at " + c.case_name +
                           " recorded nothing (the tracing library did not start in it): the grader's own failure");
-  return overlap_result(c, measure_overlap(part));
+  const Overlap overlap = measure_overlap(part);
+  if (const double run_s = run.outcome.child.wall_s; spans_longer_than_the_run(overlap, run_s))
+    return failed(c,
+                  "at " + c.case_name + ", the trace claims copies and kernels over " +
+                      fixed(overlap.span_ns / 1e9, 1) + " s in a run that lasted " + fixed(run_s, 1) +
+                      " s: lines the tracing library did not write, which records only what ran while your program did",
+                  Symptom::no_overlap);
+  return overlap_result(c, overlap);
 }
 
 }  // namespace grader

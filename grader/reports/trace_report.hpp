@@ -49,4 +49,10 @@ struct Overlap {
 // work only).
 Overlap measure_overlap(const std::vector<TraceInterval>& intervals);
 
+// Whether an overlap spans more time than the run that printed it lasted
+// (`run_s`, its wall time; 0 when unknown): every interval the library records
+// ran while the program did, so such a span holds lines the program printed
+// itself, in the library's format.
+inline bool spans_longer_than_the_run(const Overlap& o, double run_s) { return run_s > 0 && o.span_ns > run_s * 1e9; }
+
 }  // namespace grader

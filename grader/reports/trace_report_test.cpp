@@ -82,3 +82,20 @@ TEST(TraceReport, OneKindOfWorkAtOnceIsNoOverlap) {
 TEST(TraceReport, WithoutTheMarkerNothingIsTheCandidates) {
   EXPECT_TRUE(candidate_part(parse_trace(line("kernel", 1, 2, 7, "k"))).empty());
 }
+
+// Lines a program prints in the library's format are read as the library's;
+// one that claims a span longer than its run lasted gives itself away.
+TEST(TraceReport, AForgedSpanLongerThanTheRunGivesItselfAway) {
+  std::string s = marker(1000, 1001) + line("copy", 2000, 3000, 7, "htod 64") + line("kernel", 3000, 4000, 7, "k") +
+                  line("copy", 4000, 5000, 7, "dtoh 64");
+  const Overlap honest = measure_overlap(candidate_part(parse_trace(s)));
+  EXPECT_EQ(honest.fraction(), 0);
+  EXPECT_FALSE(spans_longer_than_the_run(honest, 1.0));
+  s += line("copy", 4000000000000000000ULL, 9000000000000000000ULL, 8, "htod 64") +
+       line("kernel", 4000000000000000000ULL, 9000000000000000000ULL, 9, "k") +
+       line("copy", 4000000000000000000ULL, 9000000000000000000ULL, 10, "dtoh 64");
+  const Overlap forged = measure_overlap(candidate_part(parse_trace(s)));
+  EXPECT_GT(forged.fraction(), 0.5) << "the overlap alone believes it";
+  EXPECT_TRUE(spans_longer_than_the_run(forged, 3.0));
+  EXPECT_FALSE(spans_longer_than_the_run(forged, 0)) << "a run whose time is unknown is not held against it";
+}
