@@ -16,6 +16,7 @@
 #include "lesson_checks.hpp"
 #include "lesson_measurements.hpp"
 #include "lesson_numbers.hpp"
+#include "red_flags.hpp"
 #include "referee_client.hpp"
 #include "session.hpp"
 #include "step_fixes.hpp"
@@ -127,6 +128,13 @@ LintItem lint_manifest(const LabSources& s) {
   if (m.id != s.lab.id)
     return make_item("manifest", LintStatus::fail,
                      "lab.json's id is \"" + m.id + "\", but the folder says " + s.lab.id);
+  // "teaches" leaves red flags out of the lab's grades by kind: a misspelt kind
+  // would leave them in without a word.
+  const auto& kinds = red_flag_kinds();
+  for (const auto& t : m.teaches)
+    if (std::find(kinds.begin(), kinds.end(), t) == kinds.end())
+      return make_item("manifest", LintStatus::fail, "lab.json teaches \"" + t + "\", which is no kind of red flag",
+                       {"the kinds: " + join(kinds, ", ")});
   return make_item("manifest", LintStatus::pass,
                    "valid: " + std::to_string(m.steps.size()) + " steps, " + std::to_string(checks) + " checks");
 }

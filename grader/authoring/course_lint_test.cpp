@@ -172,6 +172,19 @@ TEST_F(TempCourse, AStrayHunkIsReportedWithItsLineAndText) {
   EXPECT_EQ(i.details[2], "  + void launch(float* out) { k<<<2, 1>>>(out); }");
 }
 
+// "teaches" names kinds of red flag; a misspelt one would silently leave the flags in.
+TEST_F(TempCourse, ALabTeachesOnlyKindsOfRedFlagThatExist) {
+  json m = json::parse(kManifest);
+  m["teaches"] = {"streams"};
+  write(lab / "lab.json", m.dump());
+  EXPECT_EQ(find(lint(), "manifest").status, LintStatus::pass);
+  m["teaches"] = {"stream"};
+  write(lab / "lab.json", m.dump());
+  const LintItem i = find(lint(), "manifest");
+  EXPECT_EQ(i.status, LintStatus::fail);
+  EXPECT_EQ(i.summary, "lab.json teaches \"stream\", which is no kind of red flag");
+}
+
 // The hostile tester's finds: a free hint that pastes the fix, a driver whose
 // baseline is the answer. A paid hint may show code.
 TEST_F(TempCourse, AFreeHintOrALabFileHoldingAStepsFixFails) {

@@ -8,8 +8,9 @@
 //
 // START and END are the GPU's nanoseconds. It runs inside the submission's
 // program, which could print such lines itself: what the lines prove is that an
-// honest program's copies and kernels overlapped, and the speed step measures
-// what any program gains.
+// honest program's copies and kernels overlapped. The check refuses lines that
+// span more time than the run lasted (trace_report.hpp), and the speed step
+// measures what any program gains.
 #include <cupti.h>
 
 #include <cstdio>
