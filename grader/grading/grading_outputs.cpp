@@ -107,10 +107,13 @@ void LabGrader::run_correctness() {
     start_first_timing();
   }
   student_run_ = call_referee(rc);
-  if (student_run_.category == RunCategory::timeout) tool_runs_.cancel();  // each would hang to its own limit
-  if (gathers_facts && o_.overlap_runs && student_run_.category != RunCategory::timeout) {
-    start_tool_runs();
-    start_first_timing();
+  const bool hung = student_run_.category == RunCategory::timeout;
+  // The runs of the steps it hung in would hang to their own limits; those of
+  // other steps say what they would have said (hung_beside).
+  if (hung) cancel_runs_beside_the_hang();
+  if (gathers_facts && o_.overlap_runs) {
+    start_tool_runs();  // not those beside the hang
+    if (!hung) start_first_timing();
   }
   if (!student_run_.stdout_head.empty() || !student_run_.stderr_head.empty())
     rep_.program_output = student_run_.stdout_head + student_run_.stderr_head;

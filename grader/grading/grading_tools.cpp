@@ -1,6 +1,7 @@
 // The submission's program under ncu and compute-sanitizer: the runs, started
 // side by side with the correctness run, and the checks that read their
 // reports (check_ncu, check_sanitizer).
+#include <algorithm>
 #include <chrono>
 #include <future>
 #include <vector>
@@ -126,10 +127,30 @@ CheckResult sanitizer_result(const Check& c, const std::vector<SanitizerRun>& do
 
 }  // namespace
 
-bool LabGrader::sanitizer_runs() const {
-  // A program that hangs would hang under every tool, only more slowly.
-  return !gpu_unavailable() && s_.builder->toolchain().compute_sanitizer &&
-         !(correctness_done_ && student_run_.category == RunCategory::timeout);
+bool LabGrader::sanitizer_available() const { return !gpu_unavailable() && s_.builder->toolchain().compute_sanitizer; }
+
+// Every case of the steps that name the case the correctness run hung in;
+// nullopt where it cannot say which case that was (every step's then).
+std::optional<std::vector<std::string>> LabGrader::cases_beside_the_hang() const {
+  if (!student_run_.failure || student_run_.failure->case_name.empty()) return std::nullopt;
+  return m_.cases_of_steps_naming(student_run_.failure->case_name);
+}
+
+bool LabGrader::hung_beside(const Check& c) const {
+  if (!correctness_done_ || student_run_.category != RunCategory::timeout) return false;
+  const auto beside = cases_beside_the_hang();
+  if (!beside) return true;
+  const auto listed = [&](const std::string& name) {
+    return std::find(beside->begin(), beside->end(), name) != beside->end();
+  };
+  return listed(c.case_name) || std::any_of(c.cases.begin(), c.cases.end(), listed);
+}
+
+void LabGrader::cancel_runs_beside_the_hang() {
+  if (const auto beside = cases_beside_the_hang())
+    tool_runs_.cancel_runs_of(*beside);
+  else
+    tool_runs_.cancel();
 }
 
 ToolCall LabGrader::sanitizer_call(const Check& c, const std::string& tool) {
@@ -187,7 +208,8 @@ void LabGrader::start_tool_runs() {
   for (const auto& step : m_.steps)
     for (const auto& c : step.checks) {
       if (!graded_here(step)) break;
-      if (c.kind == CheckKind::sanitizer && sanitizer_runs())
+      if (hung_beside(c)) continue;
+      if (c.kind == CheckKind::sanitizer && sanitizer_available())
         for (const auto& tool : c.tools)
           if (!tool_runs_.started(sanitizer_key(c, tool))) start_sanitizer_run(c, tool);
       if (c.kind == CheckKind::ncu && ncu && !tool_runs_.started(ncu_key(c)) && find_ncu_measure(c.metric))
@@ -249,8 +271,8 @@ CheckResult LabGrader::check_ncu(const Check& c) {
   if (!measure) return failed(c, "unknown ncu measure " + c.metric + " (a course problem)");
   Activity activity("ncu: " + c.metric + " of " + c.kernel + " at " + c.case_name);
   run_correctness();  // starts this run too, beside it
-  // A program that hung there would hang under ncu: that run was stopped.
-  if (student_run_.category == RunCategory::timeout) return failed(c, student_run_.message, Symptom::timeout);
+  // A program that hung in this step would hang under ncu: that run was stopped.
+  if (hung_beside(c)) return failed(c, student_run_.message, Symptom::timeout);
   NcuLog log;
   const ToolOutput run = ncu_profile(c, log);  // an Interrupted rethrows here
   if (log.status != NcuLog::ok) return ncu_run_failed(c, log, run.outcome);
@@ -313,7 +335,7 @@ CheckResult LabGrader::check_sanitizer(const Check& c) {
   if (!s_.builder->toolchain().compute_sanitizer)
     return skipped(c, "compute-sanitizer was not found next to nvcc or on PATH");
   run_correctness();  // starts these runs too, beside it
-  if (!sanitizer_runs()) return skipped(c, "not run: your program did not finish its correctness run");
+  if (hung_beside(c)) return skipped(c, "not run: your program did not finish its correctness run");
   Activity activity("compute-sanitizer: " + join(c.tools, ", "));
   // Every tool at once (started with the lab's other tool runs, unless this
   // check came first): independent processes that time nothing.

@@ -70,7 +70,7 @@ CheckResult LabGrader::check_overlap(const Check& c) {
                    "not graded: the tracing library is missing next to the grader (bin/trace/libmemlabs-trace.so): "
                    "build it with `cmake --build build`");
   run_correctness();
-  if (student_run_.category == RunCategory::timeout) return failed(c, student_run_.message, Symptom::timeout);
+  if (hung_beside(c)) return failed(c, student_run_.message, Symptom::timeout);
   Activity activity("trace: copies and kernels at " + c.case_name);
   // The library prints its lines on the program's stderr as the program exits.
   const ToolOutput run = tool_runs_

@@ -92,7 +92,13 @@ class LabGrader {
   void start_tool_runs();
   void finish_tool_runs();
   void stop_tool_runs();  // the ones still running: no check will read them
-  bool sanitizer_runs() const;
+  bool sanitizer_available() const;
+  // Whether the correctness run hung in a case of c's step (or where, it cannot
+  // say): a tool would hang there too. A hang in a later step's case says
+  // nothing of this one, whose checks run as if it had not happened.
+  bool hung_beside(const Check& c) const;
+  std::optional<std::vector<std::string>> cases_beside_the_hang() const;
+  void cancel_runs_beside_the_hang();
   RefereeCall referee_call(const std::string& tag) const;
   std::optional<std::string> gpu_unavailable() const;
 

@@ -10,6 +10,7 @@
 #include <functional>
 #include <future>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "referee_client.hpp"
@@ -44,15 +45,22 @@ class ToolRuns {
   // Waits until every run has ended.
   void finish();
   // Tells every run still going to stop (a program that hangs would hang under every tool).
-  void cancel() { cancel_ = true; }
+  void cancel();
+  // Tells the runs still going that run any of `cases` to stop: the program hung
+  // in one of them, and runs of other cases go on.
+  void cancel_runs_of(const std::vector<std::string>& cases);
   // cancel(), then finish().
   void stop();
 
  private:
   std::filesystem::path cache_dir_;
   std::string kept_tag_;
-  std::atomic<bool> cancel_{false};  // before the runs, whose calls point at it
-  std::map<std::string, std::shared_future<ToolOutput>> runs_;
+  struct Run {
+    std::shared_future<ToolOutput> result;
+    std::vector<std::string> cases;
+    std::shared_ptr<std::atomic<bool>> cancel;  // its call points at it; the run's thread holds it too
+  };
+  std::map<std::string, Run> runs_;
 };
 
 }  // namespace grader

@@ -81,5 +81,24 @@ TEST_F(ToolRunsTest, StopEndsARunNoCheckReads) {
   EXPECT_EQ(run.get().outcome.category, RunCategory::cancelled);
 }
 
+// A program that hung in one case would hang in the runs of that case; the
+// runs of other cases go on, and their reports still count.
+TEST_F(ToolRunsTest, CancellingTheRunsOfACaseLeavesTheOthers) {
+  ToolRuns runs(dir_ / "cache", "");
+  ToolCall hung = call_of("hung", "sleep 60");
+  hung.cases = {"bulk_1000"};
+  ToolCall other = call_of("other", "sleep 1; echo counted > \"$2\"");
+  other.cases = {"async_512"};
+  const auto hung_run = runs.start("ncu bulk_1000", hung, "report.txt", "ncu", any);
+  const auto other_run = runs.start("ncu async_512", other, "report.txt", "ncu", any);
+  const auto begin = std::chrono::steady_clock::now();
+  runs.cancel_runs_of({"bulk_1000", "bulk_36"});
+  EXPECT_EQ(hung_run.get().outcome.category, RunCategory::cancelled);
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds(30));
+  const ToolOutput& done = other_run.get();
+  EXPECT_TRUE(done.outcome.ok()) << done.outcome.message;
+  EXPECT_EQ(done.log, "counted\n");
+}
+
 }  // namespace
 }  // namespace grader

@@ -174,17 +174,41 @@ const Step* Manifest::find_step(int step_id) const {
   return nullptr;
 }
 
+namespace {
+
+void add_once(std::vector<std::string>& out, const std::string& name) {
+  if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+}
+
+}  // namespace
+
+std::vector<std::string> Step::cases() const {
+  std::vector<std::string> out;
+  for (const auto& c : checks) {
+    for (const auto& name : c.cases) add_once(out, name);
+    add_once(out, c.case_name);
+    for (const auto& f : c.fallback) {
+      for (const auto& name : f.cases) add_once(out, name);
+      add_once(out, f.case_name);
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> Manifest::all_cases() const {
   std::vector<std::string> out;
-  auto add = [&](const std::string& name) {
-    if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
-  };
   for (const auto& s : steps)
-    for (const auto& c : s.checks) {
-      for (const auto& name : c.cases) add(name);
-      add(c.case_name);
-      for (const auto& f : c.fallback) add(f.case_name);
-    }
+    for (const auto& name : s.cases()) add_once(out, name);
+  return out;
+}
+
+std::vector<std::string> Manifest::cases_of_steps_naming(const std::string& case_name) const {
+  std::vector<std::string> out;
+  for (const auto& s : steps) {
+    const std::vector<std::string> cases = s.cases();
+    if (std::find(cases.begin(), cases.end(), case_name) != cases.end())
+      for (const auto& name : cases) add_once(out, name);
+  }
   return out;
 }
 

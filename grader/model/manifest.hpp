@@ -109,6 +109,8 @@ struct Step {
   // (90: the bulk copies of sm_90); a grade for an older GPU or arch does not
   // grade the step (compute_capability_shortfall in grading.hpp).
   std::optional<int> min_compute_capability;
+  // Every case its checks (and their fallbacks) name, each once.
+  std::vector<std::string> cases() const;
 };
 
 struct Manifest {
@@ -128,6 +130,9 @@ struct Manifest {
   const Step* find_step(int id) const;
   // Every case named by any check, unique, in order of first use.
   std::vector<std::string> all_cases() const;
+  // Every case of the steps that name `case_name`: where a program hung in it,
+  // the runs those steps need would hang too, and other steps' would not.
+  std::vector<std::string> cases_of_steps_naming(const std::string& case_name) const;
 };
 
 class ManifestError : public std::runtime_error {

@@ -204,6 +204,17 @@ TEST(Manifest, AllCasesAreUniqueInOrderOfFirstUse) {
   EXPECT_EQ(m.all_cases(), (std::vector<std::string>{"1000x777", "33x4097", "8192x8192", "1x1"}));
 }
 
+// A program that hung in a case hangs the runs of the steps that name it; a
+// case only a later step names leaves the earlier steps' runs to go on.
+TEST(Manifest, TheCasesOfTheStepsThatNameACase) {
+  Manifest m = parse_manifest(full_manifest(), kSource);
+  EXPECT_EQ(m.cases_of_steps_naming("8192x8192"), (std::vector<std::string>{"8192x8192", "33x4097", "1x1"}));
+  EXPECT_EQ(m.cases_of_steps_naming("1000x777"), (std::vector<std::string>{"1000x777", "33x4097"}));
+  // 33x4097 is in both steps: both steps' cases.
+  EXPECT_EQ(m.cases_of_steps_naming("33x4097"), (std::vector<std::string>{"1000x777", "33x4097", "8192x8192", "1x1"}));
+  EXPECT_TRUE(m.cases_of_steps_naming("no such case").empty());
+}
+
 TEST(Manifest, FindStep) {
   Manifest m = parse_manifest(full_manifest(), kSource);
   ASSERT_NE(m.find_step(2), nullptr);
