@@ -390,6 +390,8 @@ TEST_P(GpuLab, BaselineMatchesTheFloat64OracleAtTheTimingSizes) {
 // as the candidate, through the other process and its requests, comes out at
 // the baseline's own speed, and the A/A ratio is 1. Every case a grade or
 // `grader bench` times: a bias in one case alone would go unseen otherwise.
+constexpr int kRoundsForATolerance = 10;
+
 TEST_P(GpuLab, BaselineTimedAsTheCandidateRunsAtItsOwnSpeed) {
   REQUIRE_GPU();
   const auto course = grader::Course::open(kRoot);
@@ -418,8 +420,17 @@ TEST_P(GpuLab, BaselineTimedAsTheCandidateRunsAtItsOwnSpeed) {
     call.work_dir = fs::temp_directory_path() / ("aa-" + std::to_string(getpid()));
     call.timeout_s = 600;
     call.request_timeout_s = manifest.timeout_s;
-    const auto out = grader::call_referee(call);
+    auto out = grader::call_referee(call);
     ASSERT_TRUE(out.ok()) << out.message << "\n" << out.result.dump(1);
+    // A median of a few rounds cannot hold a tolerance of a few percent where
+    // one launch varies more than that (lab10's pageable copies, 58 ms each, did
+    // 3 rounds in 1.5 s, A/A 0.90 to 1.18): time again, long enough for 10.
+    const int rounds = out.result["timing"].value("rounds", 0);
+    if (rounds > 0 && rounds < kRoundsForATolerance) {
+      call.request.cap_s *= static_cast<double>(kRoundsForATolerance) / rounds;
+      out = grader::call_referee(call);
+      ASSERT_TRUE(out.ok()) << out.message << "\n" << out.result.dump(1);
+    }
     const json& t = out.result["timing"];
     // Half the lab's interference allowance: 5 % for most labs, more where data
     // moves by page faults and the two processes share the driver's fault handling.

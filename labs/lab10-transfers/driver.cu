@@ -91,6 +91,15 @@ class Transfers : public memlabs::Problem {
   // inputs (prepare) and reading the results (finish) are not.
   bool host_steps() const override { return true; }
 
+  // Every case moves its data over the host's link, and the baseline's pageable
+  // copies are staged through the driver's buffers by the CPU: the host's own
+  // memory traffic moves them. On an H200 the baseline timed against itself,
+  // alone on the machine, gave an A/A ratio of 0.90 (rounds of 0.90 to 0.96)
+  // and 1.09 beside other grades (docs/measurements/logs, lab10's first runs),
+  // where the GPU-bound labs stay within 5 %. Past the limit the speedup is
+  // taken against the baseline alone, as in lab03.
+  double interference_limit() const override { return 1.25; }
+
   void prepare(memlabs::Variant v) override {
     float* in = nullptr;
     float* out = nullptr;
@@ -131,7 +140,16 @@ class Transfers : public memlabs::Problem {
   void finish(memlabs::Variant v, cudaStream_t s) override {
     const float* out = v == memlabs::Variant::baseline ? base_out() : host_ok_ ? buffers_.out : nullptr;
     if (out == nullptr) return;  // nothing computed: the output stays unwritten, the facts say why
-    CUDA_CHECK(cudaMemcpyAsync(out_.data(), out, spec_.n * sizeof(float), cudaMemcpyHostToDevice, s));
+    // The host reads the results itself, the moment process() returns: a GPU
+    // copy of `out` would wait in the copy engines' queues behind copies still
+    // in flight, and so hide a process() that returned too early (an H200
+    // grade passed one so). The tail first: a pipeline's last chunk lands
+    // last, so a process() that did not wait leaves poison there.
+    const std::size_t tail = std::min<std::size_t>(spec_.n, 1 << 16), head = spec_.n - tail;
+    read_back_.resize(spec_.n);
+    std::memcpy(read_back_.data() + head, out + head, tail * sizeof(float));
+    std::memcpy(read_back_.data(), out, head * sizeof(float));
+    CUDA_CHECK(cudaMemcpyAsync(out_.data(), read_back_.data(), spec_.n * sizeof(float), cudaMemcpyHostToDevice, s));
     CUDA_CHECK(cudaStreamSynchronize(s));
   }
 
@@ -222,6 +240,7 @@ class Transfers : public memlabs::Problem {
   memlabs::DeviceBuffer<float> d_in_, d_out_;
   memlabs::OutputBuffer<float> out_;
   std::vector<float> pageable_in_, pageable_out_;
+  std::vector<float> read_back_;  // the results as the host read them (finish)
   Pinned pinned_in_, pinned_out_;
   HostBuffers buffers_;
   bool host_ok_ = false, created_ = false, destroyed_ = false;
