@@ -107,6 +107,11 @@ class Problem {
   // the GPU shows up here). A lab whose data moves by page faults needs more:
   // two processes' managed memory share the driver's fault handling.
   virtual double interference_limit() const { return 1.10; }
+  // What "% of memcpy" compares with: a device-to-device cudaMemcpy of half of
+  // bytes_moved() (read and written), or, for a lab whose data crosses the
+  // host's link, as many bytes of pinned host memory copied to the device while
+  // as many come back, the link's two directions at once.
+  virtual bool peak_over_host_link() const { return false; }
   // An optional library implementation timed alongside (cuBLAS, CUB), so a
   // lab can report "% of cuBLAS" measured in the same run. Empty: none.
   // run_library runs in the referee's trusted server only: driver.cu defines

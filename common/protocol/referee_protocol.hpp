@@ -82,6 +82,8 @@ struct TimingReport {
   std::size_t rounds = 0, batch = 0, baseline_batch = 0, fresh_input_batches = 0, verified_launches = 0;
   double warmup_ms = 0, wall_s = 0, total_s = 0;
   bool converged = false, decided_early = false, extended = false;
+  bool memcpy_over_host_link =
+      false;  // the memcpy timed: pinned host memory to and from the device, not device to device
   double bytes_moved = 0, flops = 0, overhead_ms = 0, peak_gflops = 0;
   double baseline_ms = 0, candidate_ms = 0, baseline_gbps = 0, candidate_gbps = 0;
   std::optional<RatioInterval> speedup, aa, fraction_of_peak, fraction_of_library;
@@ -418,6 +420,7 @@ inline void to_json(nlohmann::json& j, const TimingReport& t) {
   put_or_null(j, "fraction_of_peak", t.fraction_of_peak);
   put_if(j, "memcpy_ms", t.memcpy_ms);
   put_if(j, "memcpy_gbps", t.memcpy_gbps);
+  if (t.memcpy_over_host_link) j["memcpy_over_host_link"] = true;
   put_if(j, "library", t.library);
   put_if(j, "library_ms", t.library_ms);
   if (t.library) put_or_null(j, "fraction_of_library", t.fraction_of_library);
@@ -461,6 +464,7 @@ inline void from_json(const nlohmann::json& j, TimingReport& t) {
   get_optional(j, "fraction_of_peak", t.fraction_of_peak);
   get_optional(j, "memcpy_ms", t.memcpy_ms);
   get_optional(j, "memcpy_gbps", t.memcpy_gbps);
+  t.memcpy_over_host_link = j.value("memcpy_over_host_link", false);
   get_optional(j, "library", t.library);
   get_optional(j, "library_ms", t.library_ms);
   get_optional(j, "fraction_of_library", t.fraction_of_library);

@@ -45,6 +45,15 @@ TEST(RefereeProtocol, ATimingReportReadsBackAsItWasWritten) {
   EXPECT_DOUBLE_EQ(back.interference.ratio, 1.016);
 }
 
+TEST(RefereeProtocol, WhichCopyTheMemcpyWasTravelsWithIt) {
+  TimingReport t = a_report();
+  EXPECT_FALSE(json(t).contains("memcpy_over_host_link")) << "device to device, the default, is not written";
+  t.memcpy_over_host_link = true;
+  const json j = t;
+  EXPECT_TRUE(j.at("memcpy_over_host_link").get<bool>());
+  EXPECT_TRUE(j.get<TimingReport>().memcpy_over_host_link);
+}
+
 TEST(RefereeProtocol, AnIntervalWithNoSamplesTravelsAsNull) {
   TimingReport t = a_report();
   t.fraction_of_peak.reset();  // no copy fitted in memory

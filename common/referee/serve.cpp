@@ -32,6 +32,26 @@ Variant parse_variant(const json& request) {
   return request.value("variant", "candidate") == "baseline" ? Variant::baseline : Variant::candidate;
 }
 
+// Page-locked host bytes, which a copy engine reads and writes at the link's speed.
+class PinnedBytes {
+ public:
+  PinnedBytes() = default;
+  explicit PinnedBytes(std::size_t bytes) {
+    void* p = nullptr;
+    CUDA_CHECK(cudaMallocHost(&p, bytes));
+    p_.reset(static_cast<unsigned char*>(p));
+  }
+  unsigned char* get() const { return p_.get(); }
+  explicit operator bool() const { return p_ != nullptr; }
+  void reset() { p_.reset(); }
+
+ private:
+  struct Free {
+    void operator()(unsigned char* p) const { cudaFreeHost(p); }
+  };
+  std::unique_ptr<unsigned char, Free> p_;
+};
+
 class Server {
  public:
   Server(int fd, ServerRole role) : role_(role), channel_(fd), lab_(define_lab()), sentinel_(1) {}
@@ -110,6 +130,34 @@ class Server {
     return stream_;
   }
 
+  // The copy a lab's speed is compared with (Problem::peak_over_host_link):
+  // `bytes` from device memory to device memory, or `bytes` of pinned host
+  // memory to the device while as many come back on a stream of their own, the
+  // link's two directions at once, as a pipeline that hides its kernels would.
+  void copy(std::size_t bytes, int times, bool over_host_link) {
+    if (copy_src_.size() != bytes) {
+      copy_src_ = DeviceBuffer<unsigned char>(bytes);
+      copy_dst_ = DeviceBuffer<unsigned char>(bytes);
+      CUDA_CHECK(cudaMemsetAsync(copy_src_.data(), 1, bytes, stream()));
+      host_src_.reset();
+      host_dst_.reset();
+    }
+    if (!over_host_link) {
+      for (int i = 0; i < times; ++i)
+        CUDA_CHECK(cudaMemcpyAsync(copy_dst_.data(), copy_src_.data(), bytes, cudaMemcpyDeviceToDevice, stream()));
+      return;
+    }
+    if (!host_src_) {
+      host_src_ = PinnedBytes(bytes);
+      host_dst_ = PinnedBytes(bytes);
+    }
+    if (!back_stream_) CUDA_CHECK(cudaStreamCreateWithFlags(&back_stream_, cudaStreamNonBlocking));
+    for (int i = 0; i < times; ++i) {
+      CUDA_CHECK(cudaMemcpyAsync(copy_dst_.data(), host_src_.get(), bytes, cudaMemcpyHostToDevice, stream()));
+      CUDA_CHECK(cudaMemcpyAsync(host_dst_.get(), copy_src_.data(), bytes, cudaMemcpyDeviceToHost, back_stream_));
+    }
+  }
+
   // Long (about 80 lines) on purpose: one short branch per request of the
   // protocol, so that this function is the protocol's table of requests.
   json handle(Op op, const json& q, std::vector<int>& fds) {
@@ -173,15 +221,7 @@ class Server {
         return json::object();
       }
       case Op::copy: {
-        const std::size_t bytes = q.at("bytes").get<std::size_t>();
-        const int times = q.at("times").get<int>();
-        if (copy_src_.size() != bytes) {
-          copy_src_ = DeviceBuffer<unsigned char>(bytes);
-          copy_dst_ = DeviceBuffer<unsigned char>(bytes);
-          CUDA_CHECK(cudaMemsetAsync(copy_src_.data(), 1, bytes, stream()));
-        }
-        for (int i = 0; i < times; ++i)
-          CUDA_CHECK(cudaMemcpyAsync(copy_dst_.data(), copy_src_.data(), bytes, cudaMemcpyDeviceToDevice, stream()));
+        copy(q.at("bytes").get<std::size_t>(), q.at("times").get<int>(), q.value("over_host_link", false));
         wait();
         return json::object();
       }
@@ -211,6 +251,8 @@ class Server {
   std::map<int, std::unique_ptr<Problem>> problems_;
   cudaStream_t stream_ = nullptr;
   DeviceBuffer<unsigned char> copy_src_, copy_dst_;
+  PinnedBytes host_src_, host_dst_;  // the host's side of a copy over the link
+  cudaStream_t back_stream_ = nullptr;
   std::string phase_, case_;
   json id_;  // the id of the request being answered
 };

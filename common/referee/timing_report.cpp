@@ -50,6 +50,7 @@ void TimingSession::add_rates(TimingReport& t) const {
   if (copy_bytes_ > 0) {
     t.memcpy_ms = median_of(s_.memcpy_ms);
     t.memcpy_gbps = 2.0 * copy_bytes_ / (*t.memcpy_ms * 1e6);
+    t.memcpy_over_host_link = p.peak_over_host_link();
   }
   if (library_) {
     t.library = p.library_name();

@@ -169,7 +169,12 @@ bool TimingSession::finished_at_reply() {
   });
 }
 double TimingSession::slot_copy(std::size_t times) {
-  return flushed(trusted_, {{"op", Op::copy}, {"bytes", copy_bytes_}, {"times", times}}, ServerRole::trusted);
+  return flushed(trusted_,
+                 {{"op", Op::copy},
+                  {"bytes", copy_bytes_},
+                  {"times", times},
+                  {"over_host_link", trusted_sets_[0]->peak_over_host_link()}},
+                 ServerRole::trusted);
 }
 double TimingSession::slot_library() {
   return flushed(trusted_, {{"op", Op::library}, {"sets", sets_json(all_sets_trusted())}}, ServerRole::trusted);

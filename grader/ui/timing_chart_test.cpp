@@ -25,6 +25,19 @@ TEST(TimingChart, MemoryBoundSessionIsGbPerSecondAgainstMemcpy) {
             "memcpy    ████████│  3200 GB/s  100.0 %\n");
 }
 
+// lab10 moves its data over the host's link: its ceiling is a copy over the link.
+TEST(TimingChart, DataOverTheHostLinkIsMeasuredAgainstTheLink) {
+  json s = memory_session();
+  s["memcpy_gbps"] = 100.0;
+  s["baseline_gbps"] = 10.0;
+  s["candidate_gbps"] = 80.0;
+  s["memcpy_over_host_link"] = true;
+  EXPECT_EQ(session_chart(s, kNarrow),
+            "baseline  ▊       │   10 GB/s   10.0 %\n"
+            "yours     ██████▍ │   80 GB/s   80.0 %\n"
+            "link      ████████│  100 GB/s  100.0 %\n");
+}
+
 TEST(TimingChart, AMeasuredReferenceIsDrawnOnlyWhenTheSessionHoldsIt) {
   json s = memory_session();
   s["reference_gbps"] = 2880.0;
