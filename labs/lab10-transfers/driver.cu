@@ -148,12 +148,19 @@ class Transfers : public memlabs::Problem {
     // copy of `out` would wait in the copy engines' queues behind copies still
     // in flight, and so hide a process() that returned too early (an H200
     // grade passed one so). The tail first: a pipeline's last chunk lands
-    // last, so a process() that did not wait leaves poison there.
-    const std::size_t tail = std::min<std::size_t>(spec_.n, 1 << 16), head = spec_.n - tail;
-    read_back_.resize(spec_.n);
-    std::memcpy(read_back_.data() + head, out + head, tail * sizeof(float));
-    std::memcpy(read_back_.data(), out, head * sizeof(float));
-    CUDA_CHECK(cudaMemcpyAsync(out_.data(), read_back_.data(), spec_.n * sizeof(float), cudaMemcpyHostToDevice, s));
+    // last, so a process() that did not wait leaves poison there. The rest
+    // goes to the device through a small buffer, a piece at a time.
+    const std::size_t tail = std::min<std::size_t>(spec_.n, kTail), head = spec_.n - tail;
+    tail_.resize(tail);
+    std::memcpy(tail_.data(), out + head, tail * sizeof(float));
+    piece_.resize(std::min<std::size_t>(head, kPiece));
+    for (std::size_t first = 0; first < head; first += kPiece) {
+      const std::size_t count = std::min(kPiece, head - first);
+      std::memcpy(piece_.data(), out + first, count * sizeof(float));
+      CUDA_CHECK(cudaMemcpyAsync(out_.data() + first, piece_.data(), count * sizeof(float), cudaMemcpyHostToDevice, s));
+      CUDA_CHECK(cudaStreamSynchronize(s));
+    }
+    CUDA_CHECK(cudaMemcpyAsync(out_.data() + head, tail_.data(), tail * sizeof(float), cudaMemcpyHostToDevice, s));
     CUDA_CHECK(cudaStreamSynchronize(s));
   }
 
@@ -244,7 +251,10 @@ class Transfers : public memlabs::Problem {
   memlabs::DeviceBuffer<float> d_in_, d_out_;
   memlabs::OutputBuffer<float> out_;
   std::vector<float> pageable_in_, pageable_out_;
-  std::vector<float> read_back_;  // the results as the host read them (finish)
+  // The results as the host read them (finish): the last kTail values at once,
+  // then the rest kPiece at a time.
+  static constexpr std::size_t kTail = std::size_t(1) << 16, kPiece = std::size_t(1) << 22;
+  std::vector<float> tail_, piece_;
   Pinned pinned_in_, pinned_out_;
   HostBuffers buffers_;
   bool host_ok_ = false, created_ = false, destroyed_ = false;
