@@ -386,12 +386,13 @@ TEST_P(GpuLab, BaselineMatchesTheFloat64OracleAtTheTimingSizes) {
   fs::remove_all(call.work_dir);
 }
 
+// Rounds a median needs before it can hold the self-test's tolerance.
+constexpr int kRoundsForATolerance = 10;
+
 // The timing protocol measures the two sides the same way: the baseline timed
 // as the candidate, through the other process and its requests, comes out at
 // the baseline's own speed, and the A/A ratio is 1. Every case a grade or
 // `grader bench` times: a bias in one case alone would go unseen otherwise.
-constexpr int kRoundsForATolerance = 10;
-
 TEST_P(GpuLab, BaselineTimedAsTheCandidateRunsAtItsOwnSpeed) {
   REQUIRE_GPU();
   const auto course = grader::Course::open(kRoot);
