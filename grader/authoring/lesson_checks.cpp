@@ -85,7 +85,7 @@ std::string step_checks_block(const Step& step, const ThresholdsPerGpu& per_gpu)
                   (step.points == 1 ? "" : "s") + "):\n\n";
   // A step an older GPU does not grade says so where its checks are listed.
   if (const auto cc = step.min_compute_capability)
-    s += "Graded on GPUs of compute capability " + std::to_string(*cc / 10) + "." + std::to_string(*cc % 10) +
+    s += "Graded on GPUs of compute capability " + dotted_compute_capability(*cc) +
          " and later; on an older one the grader says it is not graded there.\n\n";
   for (const auto& c : step.checks) {
     s += "- " + check_in_words(c) + "\n";

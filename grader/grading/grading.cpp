@@ -73,11 +73,10 @@ std::optional<std::string> compute_capability_shortfall(const Step& step, const 
                                                         const std::string& arch) {
   if (!step.min_compute_capability) return std::nullopt;
   const int need = *step.min_compute_capability;
-  const auto dotted = [](int cc) { return std::to_string(cc / 10) + "." + std::to_string(cc % 10); };
-  const std::string needs = "needs compute capability " + dotted(need) + "; ";
+  const std::string needs = "needs compute capability " + dotted_compute_capability(need) + "; ";
   if (device.present)
     if (const auto gpu = compute_capability_of(device.arch); gpu && *gpu < need)
-      return needs + "this GPU is " + dotted(*gpu);
+      return needs + "this GPU is " + dotted_compute_capability(*gpu);
   if (const auto built = compute_capability_of(arch); built && *built < need) return needs + "building for " + arch;
   return std::nullopt;
 }

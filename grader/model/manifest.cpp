@@ -182,6 +182,8 @@ void add_once(std::vector<std::string>& out, const std::string& name) {
 
 }  // namespace
 
+std::string dotted_compute_capability(int cc) { return std::to_string(cc / 10) + "." + std::to_string(cc % 10); }
+
 std::vector<std::string> Step::cases() const {
   std::vector<std::string> out;
   for (const auto& c : checks) {

@@ -113,6 +113,10 @@ struct Step {
   std::vector<std::string> cases() const;
 };
 
+// A compute capability as min_compute_capability writes it (90) the way
+// NVIDIA's documents and the student read it ("9.0").
+std::string dotted_compute_capability(int cc);
+
 struct Manifest {
   int format_version = 0;
   std::string id, title, student_file = "kernel.cu";
